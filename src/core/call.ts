@@ -1,0 +1,220 @@
+import { EventEmitter } from 'node:events';
+import type { voice } from '@livekit/agents';
+import { type Clock, systemClock } from './clock.js';
+
+/** A key pressed by the caller: one of 0-9, *, #, A-D. */
+export type DtmfDigit =
+  | '0'
+  | '1'
+  | '2'
+  | '3'
+  | '4'
+  | '5'
+  | '6'
+  | '7'
+  | '8'
+  | '9'
+  | '*'
+  | '#'
+  | 'A'
+  | 'B'
+  | 'C'
+  | 'D';
+
+/** One DTMF key press as taskline sees it, whatever delivered it (room, simulator, terminal). */
+export interface DtmfEvent {
+  digit: DtmfDigit;
+  /** Identity of the participant that pressed the key. */
+  participant: string;
+  /** Clock time the key arrived. */
+  at: number;
+}
+
+/** Why the caller's side of the call ended. */
+export interface HangupEvent {
+  reason: string;
+  at: number;
+}
+
+/** The events a call emits, independent of where they come from. */
+export interface CallEvents {
+  dtmf: [DtmfEvent];
+  hangup: [HangupEvent];
+  /** The agent started or stopped waiting on the caller; carries the number of waiters. */
+  waiting: [number];
+}
+
+/** How the caller gave their last answer. */
+export type InputModality = 'speech' | 'dtmf' | 'text';
+
+/** Options for {@link attachCall}. */
+export interface CallOptions {
+  /** Stable id of the call (used for checkpoints and reports). Random if omitted. */
+  callId?: string;
+  /** The clock every taskline timer in this call uses. Defaults to the wall clock. */
+  clock?: Clock;
+  /** Identity of the caller participant; DTMF from anyone else is ignored. */
+  callerIdentity?: string;
+}
+
+const DTMF_DIGITS = new Set<string>('0123456789*#ABCD'.split(''));
+
+/** True when `s` is a single valid DTMF key. */
+export function isDtmfDigit(s: string): s is DtmfDigit {
+  return DTMF_DIGITS.has(s);
+}
+
+/**
+ * The per-call hub taskline hangs off an AgentSession: its clock, its caller, and the
+ * DTMF and hang-up events. Rooms, the simulated caller and the terminal runner all feed
+ * the same hub, so tasks never care where a key press came from.
+ */
+export class CallContext {
+  readonly callId: string;
+  readonly clock: Clock;
+  readonly session: voice.AgentSession;
+  private readonly emitter = new EventEmitter<CallEvents>();
+  private _callerIdentity: string | undefined;
+  private _hungUp: HangupEvent | undefined;
+  private waiters = 0;
+  private _lastInput: InputModality | undefined;
+
+  constructor(session: voice.AgentSession, options: CallOptions = {}) {
+    this.session = session;
+    this.callId = options.callId ?? `call_${crypto.randomUUID()}`;
+    this.clock = options.clock ?? systemClock;
+    this._callerIdentity = options.callerIdentity;
+    this.emitter.setMaxListeners(64);
+  }
+
+  /** Identity of the caller, once known. */
+  get callerIdentity(): string | undefined {
+    return this._callerIdentity;
+  }
+
+  /** Binds the call to its caller; DTMF from other participants is dropped from then on. */
+  setCaller(identity: string): void {
+    this._callerIdentity = identity;
+  }
+
+  /** The hang-up, if the caller has hung up. */
+  get hungUp(): HangupEvent | undefined {
+    return this._hungUp;
+  }
+
+  /**
+   * Delivers one key press. Returns false (and delivers nothing) when it is not a DTMF key,
+   * comes from someone other than the caller, or arrives after the hang-up.
+   */
+  pushDtmf(digit: string, participant: string): boolean {
+    if (this._hungUp || !isDtmfDigit(digit)) return false;
+    if (this._callerIdentity !== undefined && participant !== this._callerIdentity) return false;
+    this._lastInput = 'dtmf';
+    this.emitter.emit('dtmf', { digit, participant, at: this.clock.now() });
+    return true;
+  }
+
+  /**
+   * Marks the caller as gone: listeners see `hangup` first (so an active task can resolve
+   * `hangup` and keep what it captured), then the session shuts down.
+   */
+  hangup(reason = 'caller hung up'): void {
+    if (this._hungUp) return;
+    this._hungUp = { reason, at: this.clock.now() };
+    this.emitter.emit('hangup', this._hungUp);
+    this.session.shutdown({ drain: false, reason: 'participant_disconnected' });
+  }
+
+  /**
+   * How the caller's most recent input arrived. Rooms note speech transcripts and typed
+   * text, key presses note themselves; with nothing noted it is speech when the session
+   * has audio input and text otherwise.
+   */
+  get lastInputModality(): InputModality {
+    if (this._lastInput) return this._lastInput;
+    return this.session.input.audio ? 'speech' : 'text';
+  }
+
+  /** Records how the caller's latest input arrived (see {@link lastInputModality}). */
+  noteInput(modality: InputModality): void {
+    this._lastInput = modality;
+  }
+
+  /** True while something (a digit collector, a blocked tool) waits on the caller. */
+  get isWaitingForCaller(): boolean {
+    return this.waiters > 0;
+  }
+
+  /**
+   * Declares that the agent is blocked until the caller acts (presses keys, speaks). Call
+   * the returned function when the wait ends. Simulators and the terminal runner use this
+   * to know a turn is over although a tool is still running.
+   */
+  waitForCaller(): () => void {
+    this.waiters += 1;
+    this.emitter.emit('waiting', this.waiters);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.waiters -= 1;
+      this.emitter.emit('waiting', this.waiters);
+    };
+  }
+
+  /**
+   * The next key the caller presses, or undefined after `timeoutMs` on the call's clock,
+   * on hang-up, or when `signal` aborts. Bounded by design: there is no "wait forever".
+   */
+  nextDtmf(timeoutMs: number, signal?: AbortSignal): Promise<DtmfEvent | undefined> {
+    if (!(timeoutMs > 0) || !Number.isFinite(timeoutMs)) {
+      throw new RangeError(`nextDtmf(timeoutMs) needs a positive finite number, got ${timeoutMs}`);
+    }
+    return new Promise((resolve) => {
+      if (this._hungUp || signal?.aborted) {
+        resolve(undefined);
+        return;
+      }
+      const release = this.waitForCaller();
+      const finish = (ev: DtmfEvent | undefined) => {
+        timer.cancel();
+        offDtmf();
+        offHangup();
+        signal?.removeEventListener('abort', onAbort);
+        release();
+        resolve(ev);
+      };
+      const onAbort = () => finish(undefined);
+      const timer = this.clock.setTimer(timeoutMs, () => finish(undefined));
+      const offDtmf = this.on('dtmf', (ev) => finish(ev));
+      const offHangup = this.on('hangup', () => finish(undefined));
+      signal?.addEventListener('abort', onAbort, { once: true });
+    });
+  }
+
+  /** Subscribes to a call event; returns the function that unsubscribes. */
+  on<K extends keyof CallEvents>(event: K, listener: (...args: CallEvents[K]) => void): () => void {
+    this.emitter.on(event, listener as never);
+    return () => this.emitter.off(event, listener as never);
+  }
+}
+
+const calls = new WeakMap<voice.AgentSession, CallContext>();
+
+/**
+ * Attaches taskline's call context to a session (once, before tasks run). Later calls
+ * return the existing context unchanged.
+ */
+export function attachCall(session: voice.AgentSession, options: CallOptions = {}): CallContext {
+  let call = calls.get(session);
+  if (!call) {
+    call = new CallContext(session, options);
+    calls.set(session, call);
+  }
+  return call;
+}
+
+/** The call context of a session, created with defaults the first time it is asked for. */
+export function callOf(session: voice.AgentSession): CallContext {
+  return attachCall(session);
+}

@@ -1,0 +1,13 @@
+/**
+ * taskline: awaitable, typed voice-agent workflows on LiveKit Agents.
+ *
+ * @packageDocumentation
+ */
+
+export * from './app/module.js';
+export * from './core/call.js';
+export * from './core/clock.js';
+export * from './core/errors.js';
+export * from './outcome.js';
+export * from './tasks/index.js';
+export * from './tools/index.js';

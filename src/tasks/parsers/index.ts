@@ -1,0 +1,24 @@
+/**
+ * Deterministic parsers for the prebuilt capture tasks: answers such as "yes", "three" or
+ * "4 1 5 5" are understood without a model call; read-back helpers spell values for confirmation.
+ */
+export { type ChoiceOption, type ChoiceParseOptions, choice } from './choice.js';
+export { type DateOptions, date } from './date.js';
+export { type DigitsOptions, digits, type SpokenDigitsOptions, spokenDigits } from './digits.js';
+export { email } from './email.js';
+export { type FreeTextOptions, freeText } from './freeText.js';
+export { type LikertOptions, likert } from './likert.js';
+export { name, type PersonName } from './name.js';
+export { type NumberOptions, number } from './number.js';
+export { type PhoneOptions, phone } from './phone.js';
+export { invalid, isMatch, match, nomatch, type ParseResult } from './result.js';
+export {
+  groupDigits,
+  type ReadBackKind,
+  type ReadBackOptions,
+  type ReadBackValues,
+  readBack,
+  spellLetters,
+} from './spell.js';
+export { type TimeOptions, time } from './time.js';
+export { yesNo } from './yesNo.js';

@@ -1,0 +1,44 @@
+import {
+  type CountryCode,
+  parsePhoneNumberFromString,
+  validatePhoneNumberLength,
+} from 'libphonenumber-js';
+import { spokenDigits } from './digits.js';
+import { invalid, match, nomatch, type ParseResult } from './result.js';
+
+/** Where a phone number said without a country code is assumed to be. */
+export interface PhoneOptions {
+  /** ISO 3166 region for national numbers ("US", "GB"); defaults to "US". */
+  defaultRegion?: CountryCode;
+}
+
+const LENGTH_REASONS: Readonly<Record<string, string>> = {
+  TOO_SHORT: 'That number is too short. Please say the whole number, including the area code.',
+  TOO_LONG: 'That number has too many digits. Please say it again.',
+  INVALID_LENGTH: "That number doesn't have the right number of digits. Please say it again.",
+  INVALID_COUNTRY: "I don't recognise that country code. Please say the number again.",
+};
+
+/**
+ * Reads a phone number (spoken digits "four one five five five five one two three four",
+ * "plus four four …", "one eight hundred …", or written "(415) 555-1234", "+44 20 7946 0958")
+ * and returns it in E.164 ("+14155551234") using libphonenumber-js. National numbers are read
+ * in `defaultRegion` (US by default). A number that is not a possible phone number → invalid
+ * with a reason; an utterance that is not digits at all → nomatch.
+ */
+export function phone(text: string, options: PhoneOptions = {}): ParseResult<string> {
+  const region = options.defaultRegion ?? 'US';
+  const raw = spokenDigits(text, { allowPlus: true });
+  if (raw === undefined || /[*#]/.test(raw)) return nomatch();
+  const digitCount = raw.replace(/\D/g, '').length;
+  if (digitCount < 3) return nomatch();
+  const lengthProblem = validatePhoneNumberLength(raw, region);
+  if (lengthProblem !== undefined) {
+    return invalid(LENGTH_REASONS[lengthProblem] ?? "That isn't a valid phone number.");
+  }
+  const parsed = parsePhoneNumberFromString(raw, region);
+  if (parsed === undefined || !parsed.isValid()) {
+    return invalid("That isn't a valid phone number. Please say it again.");
+  }
+  return match(parsed.number);
+}

@@ -1,0 +1,526 @@
+import type { ReadableStream } from 'node:stream/web';
+import { type FlushSentinel, llm, voice } from '@livekit/agents';
+import { z } from 'zod';
+import { type CallContext, callOf, type InputModality } from '../core/call.js';
+import type { TimerHandle } from '../core/clock.js';
+import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
+import { emptyStream, textStream, toolCallStream } from './chunks.js';
+import type { ParseResult } from './parsers/result.js';
+import { yesNo } from './parsers/yesNo.js';
+import {
+  type ConfirmPolicy,
+  pickReprompt,
+  type RetryPolicy,
+  resolveRetry,
+  resolveWatchdog,
+  type Watchdog,
+} from './policy.js';
+
+/** Names of the tools every typed task gives its model. */
+export const TASK_TOOLS = {
+  submit: 'submit',
+  declined: 'report_declined',
+  unclear: 'report_unclear',
+  confirm: 'confirm_answer',
+} as const;
+
+/** What a deterministic parser is told besides the utterance. */
+export interface ParseContext {
+  /** The call's clock time (resolve "tomorrow" against this, never the wall clock). */
+  now: number;
+  modality: InputModality;
+}
+
+/** Everything a typed task is built from; see {@link defineTask}. */
+export interface TaskSpec<T> {
+  /** Short id, used as the agent id ("email", "pin"): scripts and reports key on it. */
+  name: string;
+  /** What the model should know about the capture. */
+  instructions: string;
+  /** The value's schema; the model's submit tool takes exactly this. */
+  schema: z.ZodType<T>;
+  /** Spoken verbatim when the task starts (no model call). Without it the model opens. */
+  prompt?: string;
+  /** Extra rule on a schema-valid value; return the problem in words, or undefined. */
+  validate?: (value: T) => string | undefined | Promise<string | undefined>;
+  /** Resolves answers without a model where it can (a digit string, "yes"). */
+  parse?: (text: string, ctx: ParseContext) => ParseResult<T>;
+  /**
+   * Canonicalises a submitted value (from the model or a parser), e.g. a phone number to
+   * E.164; an `invalid` result goes back as the reason, `nomatch` as "not understood".
+   */
+  normalize?: (value: T) => ParseResult<T>;
+  /**
+   * Treat a plain refusal ("I'd rather not say", "no comment") as `declined` without a
+   * model call. Default true.
+   */
+  detectRefusal?: boolean;
+  /** Send what `parse` cannot resolve to the model (default true). False: count a no-match. */
+  modelFallback?: boolean;
+  /** When to read the value back before accepting it. Default 'never'. */
+  confirm?: ConfirmPolicy;
+  /** Speakable form of a value; `spelled` after the caller rejected a read-back. */
+  readBack?: (value: T, spelled: boolean) => string;
+  retry?: Partial<RetryPolicy<T>>;
+  watchdog?: Partial<Watchdog>;
+  /** Extra tools for the task's model. */
+  tools?: llm.ToolContextLike;
+  /** A model for this task only (the session's otherwise). */
+  llm?: llm.LLM;
+  /** Chat history the task starts from. */
+  chatCtx?: llm.ChatContext;
+}
+
+type Phase = 'asking' | 'confirming';
+
+const EXHAUSTIBLE = new Set<FailureStatus>(['noinput', 'nomatch', 'invalid', 'maxRetries']);
+
+/**
+ * An upstream AgentTask that captures one typed value and always resolves an
+ * {@link Outcome}: parsers answer what they can without a model, the model gets a submit
+ * tool shaped by the schema, and retries, confirmation, no-input timers, a watchdog and
+ * the hang-up are handled here so callers only branch on `outcome.status`.
+ */
+export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
+  readonly spec: TaskSpec<T>;
+  private readonly retry: RetryPolicy<T>;
+  private readonly watchdog: Watchdog;
+  private readonly wrapsValue: boolean;
+  private readonly counts = { noInput: 0, noMatch: 0, invalid: 0, rejected: 0 };
+  private turns = 0;
+  private phase: Phase = 'asking';
+  private pending: { value: T; modality: InputModality } | undefined;
+  private spelled = false;
+  private entered = false;
+  private finished = false;
+  private readonly seen = new Set<string>();
+  private readonly localCalls = new Set<string>();
+  private localCallCounter = 0;
+  private activeSpeech = 0;
+  private noInputTimer: TimerHandle | undefined;
+  private watchdogTimer: TimerHandle | undefined;
+  private readonly cleanups: Array<() => void> = [];
+  private call: CallContext | undefined;
+
+  constructor(spec: TaskSpec<T>) {
+    const retry = resolveRetry(spec.retry);
+    const watchdog = resolveWatchdog(spec.watchdog);
+    const wrapsValue = !(spec.schema instanceof z.ZodObject);
+    const parameters = (wrapsValue ? z.object({ value: spec.schema }) : spec.schema) as z.ZodObject;
+    super({
+      id: spec.name,
+      instructions: taskInstructions(spec),
+      llm: spec.llm,
+      chatCtx: spec.chatCtx,
+      tools: [
+        ...(llm.toToolContext(spec.tools)?.tools ?? []),
+        llm.tool({
+          name: TASK_TOOLS.submit,
+          description: `Submit the caller's answer (${spec.name}) once you have it.`,
+          parameters,
+          execute: async (args: Record<string, unknown>) => this.onSubmit(args),
+        }),
+        llm.tool({
+          name: TASK_TOOLS.declined,
+          description: 'The caller refuses to give this answer.',
+          parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
+          execute: async ({ reason }) => {
+            this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
+          },
+        }),
+        llm.tool({
+          name: TASK_TOOLS.unclear,
+          description: "The caller's answer could not be understood.",
+          parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
+          execute: async ({ reason }) => this.onUnclear(reason),
+        }),
+        llm.tool({
+          name: TASK_TOOLS.confirm,
+          description: 'After reading the answer back: did the caller say it is correct?',
+          parameters: z.object({ correct: z.boolean() }),
+          execute: async ({ correct }) => this.onConfirm(correct),
+        }),
+      ],
+    });
+    this.spec = spec;
+    this.retry = retry;
+    this.watchdog = watchdog;
+    this.wrapsValue = wrapsValue;
+  }
+
+  /** Runs the task inline and resolves its outcome; a session torn down mid-task is `cancelled`. */
+  override async run(): Promise<Outcome<T>> {
+    try {
+      return await super.run();
+    } catch (error) {
+      if (!this.entered) throw error;
+      const hungUp = this.call?.hungUp;
+      return {
+        status: hungUp ? 'hangup' : 'cancelled',
+        attempts: this.failures(),
+        reason: hungUp?.reason ?? (error instanceof Error ? error.message : String(error)),
+      };
+    } finally {
+      this.cleanup();
+    }
+  }
+
+  override async onEnter(): Promise<void> {
+    this.entered = true;
+    const call = callOf(this.session);
+    this.call = call;
+    for (const item of this.chatCtx.items) this.seen.add(item.id);
+    this.cleanups.push(
+      call.on('hangup', (ev) =>
+        this.finish({ status: 'hangup', attempts: this.failures(), reason: ev.reason }),
+      ),
+    );
+    this.watchdogTimer = call.clock.setTimer(this.watchdog.maxDurationMs, () =>
+      this.finish({
+        status: 'timeout',
+        attempts: this.failures(),
+        reason: `no answer within ${this.watchdog.maxDurationMs} ms`,
+      }),
+    );
+    const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
+    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.cleanups.push(() =>
+      this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech),
+    );
+    if (this.spec.prompt) this.session.say(this.spec.prompt);
+    else this.session.generateReply();
+  }
+
+  override async llmNode(
+    chatCtx: llm.ChatContext,
+    toolCtx: llm.ToolContext,
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+    if (this.finished) return emptyStream();
+    let newUser: string | undefined;
+    let lastOutput: llm.FunctionCallOutput | undefined;
+    for (const item of chatCtx.items) {
+      if (this.seen.has(item.id)) continue;
+      this.seen.add(item.id);
+      if (item.type === 'message' && item.role === 'user') newUser = item.textContent ?? '';
+      if (item.type === 'function_call_output' && isTaskTool(item.name)) {
+        lastOutput = item;
+        if (item.name === TASK_TOOLS.submit && item.isError) this.counts.invalid += 1;
+      }
+    }
+    if (this.checkCaps()) return emptyStream();
+
+    if (newUser !== undefined) return this.onCallerTurn(newUser, chatCtx, toolCtx, modelSettings);
+
+    if (lastOutput && this.localCalls.has(lastOutput.callId)) {
+      // Our own parser produced the call: answer its result without a model.
+      if (this.phase === 'confirming') return textStream(this.confirmQuestion());
+      if (lastOutput.isError) {
+        return textStream(
+          joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
+        );
+      }
+      if (lastOutput.name === TASK_TOOLS.confirm) return textStream(this.reaskAfterRejection());
+    }
+    if (
+      lastOutput?.name === TASK_TOOLS.submit &&
+      !lastOutput.isError &&
+      this.phase === 'confirming'
+    ) {
+      return textStream(this.confirmQuestion());
+    }
+    return this.model(chatCtx, toolCtx, modelSettings);
+  }
+
+  private async onCallerTurn(
+    text: string,
+    chatCtx: llm.ChatContext,
+    toolCtx: llm.ToolContext,
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+    this.cancelNoInput();
+    this.turns += 1;
+    if (this.turns > this.watchdog.maxTurns) {
+      this.finish({
+        status: 'timeout',
+        attempts: this.failures(),
+        reason: `no answer within ${this.watchdog.maxTurns} caller turns`,
+      });
+      return emptyStream();
+    }
+    const modality = this.call?.lastInputModality ?? 'text';
+    if (this.phase === 'confirming') {
+      const answer = yesNo(text);
+      if (answer.kind === 'match')
+        return this.localCall(TASK_TOOLS.confirm, { correct: answer.value });
+      if (this.spec.modelFallback !== false) return this.model(chatCtx, toolCtx, modelSettings);
+      this.counts.noMatch += 1;
+      return this.checkCaps() ? emptyStream() : textStream(this.confirmQuestion());
+    }
+    if (this.spec.detectRefusal !== false && isRefusal(text)) {
+      this.finish({
+        status: 'declined',
+        attempts: this.failures() + 1,
+        reason: `caller declined: "${text.trim()}"`,
+      });
+      return emptyStream();
+    }
+    if (this.spec.parse) {
+      const parsed = this.spec.parse(text, { now: this.call?.clock.now() ?? Date.now(), modality });
+      if (parsed.kind === 'match') {
+        return this.localCall(
+          TASK_TOOLS.submit,
+          this.wrapsValue ? { value: parsed.value } : (parsed.value as Record<string, unknown>),
+        );
+      }
+      if (parsed.kind === 'invalid') {
+        this.counts.invalid += 1;
+        return this.checkCaps()
+          ? emptyStream()
+          : textStream(joinSpeech(parsed.reason, this.reprompt('invalid')));
+      }
+      if (this.spec.modelFallback === false) {
+        this.counts.noMatch += 1;
+        return this.checkCaps() ? emptyStream() : textStream(this.reprompt('noMatch'));
+      }
+    }
+    return this.model(chatCtx, toolCtx, modelSettings);
+  }
+
+  private async onSubmit(args: Record<string, unknown>): Promise<string | undefined> {
+    if (this.finished) return undefined;
+    let value = (this.wrapsValue ? args.value : args) as T;
+    if (this.spec.normalize) {
+      const normal = this.spec.normalize(value);
+      if (normal.kind === 'invalid') throw new llm.ToolError(normal.reason);
+      if (normal.kind === 'nomatch')
+        throw new llm.ToolError(`That is not a valid ${this.spec.name}.`);
+      value = normal.value;
+    }
+    const problem = await this.spec.validate?.(value);
+    if (problem) throw new llm.ToolError(problem);
+    const modality = this.call?.lastInputModality ?? 'text';
+    const policy = this.spec.confirm ?? 'never';
+    if (policy === 'always' || (policy === 'audio' && modality === 'speech')) {
+      this.phase = 'confirming';
+      this.pending = { value, modality };
+      return `Read the answer back and ask the caller to confirm: ${this.readBack(value)}`;
+    }
+    this.finish({ status: 'ok', value, attempts: this.failures() + 1, modality });
+    return undefined;
+  }
+
+  private onConfirm(correct: boolean): string | undefined {
+    if (this.phase !== 'confirming' || !this.pending) {
+      throw new llm.ToolError('Nothing to confirm yet: call submit with the answer first.');
+    }
+    const { value, modality } = this.pending;
+    if (correct) {
+      this.finish({
+        status: 'ok',
+        value,
+        attempts: this.failures() + 1,
+        confirmed: true,
+        modality,
+      });
+      return undefined;
+    }
+    this.counts.rejected += 1;
+    this.phase = 'asking';
+    this.pending = undefined;
+    this.spelled = true;
+    if (this.checkCaps()) return undefined;
+    return 'The caller said that is wrong. Ask for the answer again.';
+  }
+
+  private onUnclear(reason: string): string | undefined {
+    this.counts.noMatch += 1;
+    if (this.checkCaps()) return undefined;
+    return `Not understood (${reason}). Ask again, more simply.`;
+  }
+
+  /** Ends the task when a cap is reached; true if it did. */
+  private checkCaps(): boolean {
+    if (this.finished) return true;
+    const r = this.retry;
+    const attempts = this.failures();
+    const end = (status: FailureStatus, reason: string) => {
+      this.finish({ status, attempts, reason });
+      return true;
+    };
+    if (this.counts.noInput >= r.maxNoInput)
+      return end('noinput', `no answer after ${this.counts.noInput} prompts`);
+    if (this.counts.noMatch >= r.maxNoMatch)
+      return end('nomatch', `not understood ${this.counts.noMatch} times`);
+    if (this.counts.invalid >= r.maxInvalid)
+      return end('invalid', `invalid answer ${this.counts.invalid} times`);
+    if (attempts >= r.maxAttempts) return end('maxRetries', `${attempts} failed attempts`);
+    return false;
+  }
+
+  private failures(): number {
+    const c = this.counts;
+    return c.noInput + c.noMatch + c.invalid + c.rejected;
+  }
+
+  private finish(outcome: Outcome<T>): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.cleanup();
+    this.conclude(outcome);
+  }
+
+  private conclude(outcome: Outcome<T>): void {
+    const onExhausted = this.retry.onExhausted;
+    if (outcome.status !== 'ok' && EXHAUSTIBLE.has(outcome.status) && onExhausted !== 'return') {
+      onExhausted(outcome as FailedOutcome).then(
+        (escalated) => this.settle(escalated),
+        (error: unknown) =>
+          this.settle({
+            status: 'cancelled',
+            attempts: outcome.attempts,
+            reason: `escalation failed: ${error instanceof Error ? error.message : String(error)}`,
+          }),
+      );
+      return;
+    }
+    this.settle(outcome);
+  }
+
+  private settle(outcome: Outcome<T>): void {
+    if (!this.done) this.complete(outcome);
+  }
+
+  private cleanup(): void {
+    this.cancelNoInput();
+    this.watchdogTimer?.cancel();
+    this.watchdogTimer = undefined;
+    for (const off of this.cleanups.splice(0)) off();
+  }
+
+  private trackSpeech(handle: voice.SpeechHandle): void {
+    if (this.finished || this.session.currentAgent !== this) return;
+    this.activeSpeech += 1;
+    this.cancelNoInput();
+    handle.addDoneCallback(() => {
+      this.activeSpeech -= 1;
+      if (this.activeSpeech === 0) this.armNoInput();
+    });
+  }
+
+  private armNoInput(): void {
+    if (this.finished || this.noInputTimer || !this.call) return;
+    this.noInputTimer = this.call.clock.setTimer(this.retry.noInputTimeoutMs, () => {
+      this.noInputTimer = undefined;
+      this.onNoInput();
+    });
+  }
+
+  private cancelNoInput(): void {
+    this.noInputTimer?.cancel();
+    this.noInputTimer = undefined;
+  }
+
+  private onNoInput(): void {
+    if (this.finished) return;
+    this.counts.noInput += 1;
+    if (this.checkCaps()) return;
+    const line = this.phase === 'confirming' ? this.confirmQuestion() : this.reprompt('noInput');
+    this.session.say(line);
+  }
+
+  private localCall(
+    name: string,
+    args: Record<string, unknown>,
+  ): ReadableStream<llm.ChatChunk | string | FlushSentinel> {
+    this.localCallCounter += 1;
+    const callId = `taskline_${this.spec.name}_${this.localCallCounter}`;
+    this.localCalls.add(callId);
+    return toolCallStream(callId, name, args);
+  }
+
+  private async model(
+    chatCtx: llm.ChatContext,
+    toolCtx: llm.ToolContext,
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+    return (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
+  }
+
+  private reprompt(kind: 'noInput' | 'noMatch' | 'invalid'): string {
+    const n =
+      kind === 'noInput'
+        ? this.counts.noInput
+        : kind === 'noMatch'
+          ? this.counts.noMatch
+          : this.counts.invalid;
+    const custom = pickReprompt(this.retry.prompts?.[kind], Math.max(1, n));
+    if (custom) return custom;
+    const prompt = this.spec.prompt ?? '';
+    if (kind === 'noInput')
+      return joinSpeech(n > 1 ? 'Are you still there?' : "Sorry, I didn't hear anything.", prompt);
+    if (kind === 'noMatch') return joinSpeech("Sorry, I didn't understand.", prompt);
+    return prompt || 'Please try again.';
+  }
+
+  private readBack(value: T): string {
+    return this.spec.readBack
+      ? this.spec.readBack(value, this.spelled)
+      : defaultReadBack(value, this.spelled);
+  }
+
+  private confirmQuestion(): string {
+    if (!this.pending) return this.reprompt('noMatch');
+    return `I have ${this.readBack(this.pending.value)}. Is that right?`;
+  }
+
+  private reaskAfterRejection(): string {
+    return joinSpeech('Sorry about that.', this.spec.prompt ?? 'Please say it again.');
+  }
+}
+
+const REFUSAL =
+  /\b(rather not|prefer not to|(do not|don't|dont) want to (say|tell|answer|give|share)|won't (say|tell|give|share)|not (going|gonna) to (say|tell|give|share)|no comment|none of your business|not telling( you)?|skip (this|that|it)|pass on (this|that))\b/i;
+
+/** True when an utterance is a plain refusal to answer. */
+export function isRefusal(text: string): boolean {
+  return REFUSAL.test(text.replace(/[’‘]/g, "'"));
+}
+
+function isTaskTool(name: string): boolean {
+  return Object.values(TASK_TOOLS).includes(name as (typeof TASK_TOOLS)[keyof typeof TASK_TOOLS]);
+}
+
+function taskInstructions<T>(spec: TaskSpec<T>): string {
+  return [
+    spec.instructions,
+    '',
+    `You are collecting one answer from the caller (${spec.name}). This is a phone call: keep every reply short.`,
+    `- When you have the answer, call ${TASK_TOOLS.submit}. If it is rejected, tell the caller what was wrong and ask again.`,
+    `- If the caller refuses to answer, call ${TASK_TOOLS.declined}.`,
+    `- If you cannot understand the answer, call ${TASK_TOOLS.unclear}.`,
+    `- After reading an answer back, call ${TASK_TOOLS.confirm} with whether the caller agreed.`,
+  ].join('\n');
+}
+
+function joinSpeech(...parts: string[]): string {
+  return parts
+    .map((p) => p.trim())
+    .filter(Boolean)
+    .map((p) => (/[.?!]$/.test(p) ? p : `${p}.`))
+    .join(' ');
+}
+
+function stripToolErrorPrefix(text: string): string {
+  return text.replace(/^(Error:|Invalid arguments for \w+:)\s*/i, '');
+}
+
+function defaultReadBack(value: unknown, spelled: boolean): string {
+  const text =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : Object.values(value as Record<string, unknown>)
+          .filter((v) => v !== undefined && v !== null && v !== '')
+          .join(', ');
+  return spelled ? [...text].join(' ') : text;
+}

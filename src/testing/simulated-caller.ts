@@ -1,0 +1,327 @@
+import { type llm as lkllm, voice } from '@livekit/agents';
+import type { CallerAction } from '../app/module.js';
+import { attachCall, type CallContext } from '../core/call.js';
+import { TasklineError } from '../core/errors.js';
+import { ScriptedLLM } from './scripted-llm.js';
+import { flushAsync, VirtualClock } from './virtual-clock.js';
+
+export type { CallerAction };
+
+/** One line of a simulated call, as a person reading the call log would see it. */
+export interface TranscriptLine {
+  role: 'agent' | 'caller';
+  text: string;
+  /** How the line arrived: speech (or typed text), keypad, silence, or the hang-up. */
+  via: 'speech' | 'dtmf' | 'silence' | 'hangup';
+  /** Clock time of the line. */
+  at: number;
+}
+
+/** Options for {@link SimulatedCaller}. */
+export interface SimulatedCallerOptions {
+  /** The virtual clock the call's timers use (a new one by default). */
+  clock?: VirtualClock;
+  /** Call id for checkpoints and reports. */
+  callId?: string;
+  /** The caller's participant identity (DTMF from it is accepted). */
+  identity?: string;
+  /** Upper bound on event-loop rounds spent waiting for the agent to go quiet. */
+  maxSettleRounds?: number;
+  /** Wall-clock guard (ms) for one wait on the session; a bug, not a test, trips it. */
+  guardMs?: number;
+  /** Called with every transcript line as it happens (the terminal runner prints them). */
+  onLine?: (line: TranscriptLine) => void;
+}
+
+/** Options for {@link SimulatedCaller.start}. */
+export interface StartCallOptions extends SimulatedCallerOptions {
+  agent: voice.Agent;
+  llm: lkllm.LLM;
+  /** Extra AgentSession options (no room, audio or TTS is needed). */
+  sessionOptions?: Omit<voice.AgentSessionOptions, 'llm'>;
+}
+
+/**
+ * Drives an AgentSession with no room and no audio from a script of caller actions —
+ * speech, key presses, silence, barge-in, hang-up — and keeps the transcript. Key presses
+ * and the hang-up go through the call context, the same path room events take, and
+ * silence advances the virtual clock, so timeouts fire without waiting.
+ */
+export class SimulatedCaller {
+  readonly session: voice.AgentSession;
+  readonly call: CallContext;
+  readonly clock: VirtualClock;
+  readonly identity: string;
+  /** Everything said and pressed so far. */
+  readonly transcript: TranscriptLine[] = [];
+  /** Ids of every agent and task that became active, in order (repeats kept). */
+  readonly visited: string[] = [];
+  private readonly onLine: ((line: TranscriptLine) => void) | undefined;
+  private readonly maxSettleRounds: number;
+  private readonly guardMs: number;
+  private activity = 0;
+  private closed = false;
+  private pendingRun: voice.testing.RunResult | undefined;
+  private readonly closedPromise: Promise<void>;
+
+  /** Starts a session for `agent` on `llm` and returns its caller once the greeting is done. */
+  static async start(options: StartCallOptions): Promise<SimulatedCaller> {
+    const session = new voice.AgentSession({ ...options.sessionOptions, llm: options.llm });
+    const caller = new SimulatedCaller(session, options);
+    if (options.llm instanceof ScriptedLLM) options.llm.bind(session);
+    await session.start({ agent: options.agent });
+    await caller.settle();
+    return caller;
+  }
+
+  constructor(session: voice.AgentSession, options: SimulatedCallerOptions = {}) {
+    this.session = session;
+    this.clock = options.clock ?? new VirtualClock();
+    this.identity = options.identity ?? 'caller';
+    this.maxSettleRounds = options.maxSettleRounds ?? 500;
+    this.guardMs = options.guardMs ?? 15_000;
+    this.onLine = options.onLine;
+    this.call = attachCall(session, {
+      clock: this.clock,
+      callId: options.callId,
+      callerIdentity: this.identity,
+    });
+    if (this.call.clock !== this.clock) {
+      throw new TasklineError(
+        'invalid_state',
+        'This session already has a call context with another clock: create the SimulatedCaller before anything calls attachCall()/callOf() on the session.',
+      );
+    }
+    const bump = () => {
+      this.activity += 1;
+      const id = this.currentAgentId();
+      if (id !== undefined && this.visited.at(-1) !== id) this.visited.push(id);
+    };
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, bump);
+    session.on(voice.AgentSessionEventTypes.AgentStateChanged, bump);
+    session.on(voice.AgentSessionEventTypes.FunctionToolsExecuted, bump);
+    session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
+      bump();
+      const item = ev.item;
+      if (item.type === 'message' && item.role === 'assistant') {
+        const text = item.textContent ?? '';
+        if (text) this.record({ role: 'agent', text, via: 'speech', at: this.clock.now() });
+      }
+    });
+    this.closedPromise = new Promise<void>((resolve) => {
+      session.once(voice.AgentSessionEventTypes.Close, () => {
+        this.closed = true;
+        resolve();
+      });
+    });
+  }
+
+  private record(line: TranscriptLine): void {
+    this.transcript.push(line);
+    this.onLine?.(line);
+  }
+
+  private currentAgentId(): string | undefined {
+    try {
+      return this.session.currentAgent.id;
+    } catch {
+      return undefined;
+    }
+  }
+
+  /** The agent's lines, in order. */
+  get agentLines(): string[] {
+    return this.transcript.filter((l) => l.role === 'agent').map((l) => l.text);
+  }
+
+  /** True once the session has closed. */
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * The caller says (or types) `text`; resolves when the agent has answered and gone quiet.
+   * Returns upstream's RunResult, so `run.expect` assertions work on the turn.
+   */
+  async say(text: string): Promise<voice.testing.RunResult> {
+    this.assertOpen('say');
+    await this.finishPendingRun();
+    this.record({ role: 'caller', text, via: 'speech', at: this.clock.now() });
+    this.call.noteInput('speech');
+    const run = this.session.run({ userInput: text });
+    // A run still open when the call closes rejects; that is the close, not a test failure.
+    run.wait().catch(() => undefined);
+    this.pendingRun = run;
+    await this.settle();
+    return run;
+  }
+
+  /** The caller talks over the agent: current speech is interrupted, then `text` is said. */
+  async bargeIn(text: string): Promise<voice.testing.RunResult> {
+    this.assertOpen('bargeIn');
+    try {
+      await this.session.interrupt({ force: true });
+    } catch {
+      // nothing was playing: a barge-in on silence is just speech
+    }
+    return this.say(text);
+  }
+
+  /**
+   * The caller presses keys, `gapMs` apart on the virtual clock (250 ms by default).
+   * With `mask`, the transcript shows "*" for every key.
+   */
+  async dtmf(keys: string, options: { gapMs?: number; mask?: boolean } = {}): Promise<void> {
+    this.assertOpen('dtmf');
+    const gapMs = options.gapMs ?? 250;
+    const shown = options.mask ? '*'.repeat(keys.length) : keys;
+    this.record({ role: 'caller', text: shown, via: 'dtmf', at: this.clock.now() });
+    const chars = [...keys];
+    for (let i = 0; i < chars.length; i++) {
+      if (!this.call.pushDtmf(chars[i]!, this.identity)) {
+        throw new TasklineError(
+          'invalid_argument',
+          `"${chars[i]}" is not a DTMF key (0-9 * # A-D)`,
+        );
+      }
+      await this.settle();
+      if (i < chars.length - 1 && gapMs > 0) await this.clock.advance(gapMs, () => this.settle());
+    }
+  }
+
+  /** The caller stays silent for `ms` of virtual time; timers that fall due fire. */
+  async silence(ms: number): Promise<void> {
+    this.assertOpen('silence');
+    this.record({
+      role: 'caller',
+      text: `(silence ${ms} ms)`,
+      via: 'silence',
+      at: this.clock.now(),
+    });
+    await this.clock.advance(ms, () => this.settle());
+  }
+
+  /** The caller hangs up; resolves when the session has closed. */
+  async hangup(): Promise<void> {
+    if (this.closed) return;
+    this.record({
+      role: 'caller',
+      text: '(hangs up)',
+      via: 'hangup',
+      at: this.clock.now(),
+    });
+    this.call.hangup('caller hung up');
+    await this.guard(this.closedPromise, 'the session to close after the hang-up');
+  }
+
+  /** Plays a list of actions in order. */
+  async play(actions: readonly CallerAction[]): Promise<void> {
+    for (const action of actions) {
+      if ('say' in action) await this.say(action.say);
+      else if ('bargeIn' in action) await this.bargeIn(action.bargeIn);
+      else if ('dtmf' in action) await this.dtmf(action.dtmf, action);
+      else if ('silence' in action) await this.silence(action.silence);
+      else if ('hangup' in action) await this.hangup();
+      else
+        throw new TasklineError(
+          'invalid_argument',
+          `Unknown caller action ${JSON.stringify(action)}`,
+        );
+    }
+  }
+
+  /**
+   * Waits until the agent has finished everything it started, or is blocked waiting on
+   * the caller, and nothing new begins.
+   */
+  async settle(): Promise<void> {
+    for (let round = 0; round < this.maxSettleRounds; round++) {
+      if (this.closed || this.session._closing) return;
+      const before = this.activity;
+      await flushAsync(2);
+      try {
+        await this.guard(this.idleOrWaitingForCaller(), 'the agent to finish its turn');
+      } catch (error) {
+        if (this.closed || this.session._closing) return;
+        // An activity closed under us (a task finished, a handoff): look again.
+        if (error instanceof Error && error.name === 'AbortError') continue;
+        throw error;
+      }
+      await flushAsync(2);
+      if (this.pendingRun?.done()) await this.finishPendingRun();
+      const runOpen = this.pendingRun !== undefined && !this.call.isWaitingForCaller;
+      if (this.activity === before && !runOpen) return;
+    }
+    throw new TasklineError(
+      'timeout',
+      `The agent never went quiet within ${this.maxSettleRounds} rounds: is something looping?`,
+    );
+  }
+
+  /** Resolves when the session is idle or the agent is blocked on the caller. */
+  private idleOrWaitingForCaller(): Promise<void> {
+    if (this.call.isWaitingForCaller) return Promise.resolve();
+    return new Promise<void>((resolve, reject) => {
+      const off = this.call.on('waiting', (n) => {
+        if (n > 0) {
+          off();
+          resolve();
+        }
+      });
+      this.session.waitForIdle().then(
+        () => {
+          off();
+          resolve();
+        },
+        (error: unknown) => {
+          off();
+          reject(error);
+        },
+      );
+    });
+  }
+
+  /** Surfaces the outcome of the last `say` turn once it has ended. */
+  private async finishPendingRun(): Promise<void> {
+    const run = this.pendingRun;
+    if (!run) return;
+    if (!run.done() && this.call.isWaitingForCaller) {
+      throw new TasklineError(
+        'invalid_state',
+        'The agent is still waiting for key presses from the previous turn; send dtmf() or silence() first.',
+      );
+    }
+    this.pendingRun = undefined;
+    await this.guard(run.wait(), 'the previous turn to finish');
+  }
+
+  /** Closes the session (idempotent). */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    await this.guard(this.session.close(), 'the session to close');
+  }
+
+  private assertOpen(action: string): void {
+    if (this.closed) {
+      throw new TasklineError('session_closed', `Cannot ${action}: the call has ended.`);
+    }
+  }
+
+  private async guard<T>(promise: Promise<T>, what: string): Promise<T> {
+    let timer: NodeJS.Timeout | undefined;
+    const limit = new Promise<never>((_, reject) => {
+      timer = setTimeout(
+        () =>
+          reject(
+            new TasklineError('timeout', `Gave up waiting for ${what} after ${this.guardMs} ms.`),
+          ),
+        this.guardMs,
+      );
+    });
+    try {
+      return await Promise.race([promise, limit]);
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

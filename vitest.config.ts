@@ -1,0 +1,20 @@
+import { fileURLToPath } from 'node:url';
+import { defineConfig } from 'vitest/config';
+
+const src = (path: string) => fileURLToPath(new URL(`./src/${path}`, import.meta.url));
+
+export default defineConfig({
+  resolve: {
+    // Examples import the package by name, as users do.
+    alias: [
+      { find: /^taskline\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^taskline$/, replacement: src('index.ts') },
+    ],
+  },
+  test: {
+    include: ['tests/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 30_000,
+    setupFiles: ['tests/setup.ts'],
+  },
+});
