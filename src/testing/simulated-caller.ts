@@ -3,6 +3,7 @@ import type { CallerAction } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { ScriptedLLM } from './scripted-llm.js';
+import './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
 
 export type { CallerAction };
