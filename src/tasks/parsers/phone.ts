@@ -1,9 +1,6 @@
-import {
-  type CountryCode,
-  parsePhoneNumberFromString,
-  validatePhoneNumberLength,
-} from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
 import { spokenDigits } from './digits.js';
+import { phoneLib } from './phone-lib.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
 
 /** Where a phone number said without a country code is assumed to be. */
@@ -32,11 +29,11 @@ export function phone(text: string, options: PhoneOptions = {}): ParseResult<str
   if (raw === undefined || /[*#]/.test(raw)) return nomatch();
   const digitCount = raw.replace(/\D/g, '').length;
   if (digitCount < 3) return nomatch();
-  const lengthProblem = validatePhoneNumberLength(raw, region);
+  const lengthProblem = phoneLib().validatePhoneNumberLength(raw, region);
   if (lengthProblem !== undefined) {
     return invalid(LENGTH_REASONS[lengthProblem] ?? "That isn't a valid phone number.");
   }
-  const parsed = parsePhoneNumberFromString(raw, region);
+  const parsed = phoneLib().parsePhoneNumberFromString(raw, region);
   if (parsed === undefined || !parsed.isValid()) {
     return invalid("That isn't a valid phone number. Please say it again.");
   }

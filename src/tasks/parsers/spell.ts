@@ -1,6 +1,7 @@
-import { type CountryCode, parsePhoneNumberFromString } from 'libphonenumber-js';
+import type { CountryCode } from 'libphonenumber-js';
 import { MONTH_NAMES, parseIsoDate, WEEKDAY_NAMES, weekdayOf } from './calendar.js';
 import type { PersonName } from './name.js';
+import { phoneLib } from './phone-lib.js';
 
 /** How symbols are said when a value is spelled back. */
 const SYMBOL_NAMES: Readonly<Record<string, string>> = {
@@ -88,7 +89,7 @@ export interface ReadBackOptions {
 }
 
 function readPhone(value: string, options: ReadBackOptions): string {
-  const parsed = parsePhoneNumberFromString(value, options.defaultRegion ?? 'US');
+  const parsed = phoneLib().parsePhoneNumberFromString(value, options.defaultRegion ?? 'US');
   if (parsed === undefined) return groupDigits(value);
   const national =
     parsed.country !== undefined && parsed.country === (options.defaultRegion ?? 'US');
