@@ -42,6 +42,8 @@ export interface CallEvents {
   hangup: [HangupEvent];
   /** The agent started or stopped waiting on the caller; carries the number of waiters. */
   waiting: [number];
+  /** Work that is not speech (a flow writing a checkpoint) started or ended; carries the count. */
+  busy: [number];
 }
 
 /** How the caller gave their last answer. */
@@ -77,6 +79,7 @@ export class CallContext {
   private _callerIdentity: string | undefined;
   private _hungUp: HangupEvent | undefined;
   private waiters = 0;
+  private busyCount = 0;
   private _lastInput: InputModality | undefined;
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
@@ -143,6 +146,28 @@ export class CallContext {
   /** True while something (a digit collector, a blocked tool) waits on the caller. */
   get isWaitingForCaller(): boolean {
     return this.waiters > 0;
+  }
+
+  /** True while the agent works between turns on something that is not speech. */
+  get isBusy(): boolean {
+    return this.busyCount > 0;
+  }
+
+  /**
+   * Declares work between turns that the session cannot see (a flow writing its checkpoint
+   * and preparing the next question): the caller's turn is not over until it ends. Call the
+   * returned function when it does.
+   */
+  beginWork(): () => void {
+    this.busyCount += 1;
+    this.emitter.emit('busy', this.busyCount);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.busyCount -= 1;
+      this.emitter.emit('busy', this.busyCount);
+    };
   }
 
   /**

@@ -8,6 +8,8 @@ import { flushAsync, VirtualClock } from './virtual-clock.js';
 
 export type { CallerAction };
 
+const IDLE_STATES = new Set<voice.AgentState>(['listening', 'idle']);
+
 /** One line of a simulated call, as a person reading the call log would see it. */
 export interface TranscriptLine {
   role: 'agent' | 'caller';
@@ -259,26 +261,30 @@ export class SimulatedCaller {
     );
   }
 
-  /** Resolves when the session is idle or the agent is blocked on the caller. */
+  /**
+   * Resolves when the agent is listening (its turn is over) or is blocked on the caller.
+   * Event-driven on purpose: upstream `waitForIdle()` leaves an abort listener on the
+   * activity per call, which leaks over a long simulated call.
+   */
   private idleOrWaitingForCaller(): Promise<void> {
-    if (this.call.isWaitingForCaller) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      const off = this.call.on('waiting', (n) => {
-        if (n > 0) {
-          off();
-          resolve();
-        }
-      });
-      this.session.waitForIdle().then(
-        () => {
-          off();
-          resolve();
-        },
-        (error: unknown) => {
-          off();
-          reject(error);
-        },
-      );
+    const idle = () =>
+      this.call.isWaitingForCaller ||
+      this.closed ||
+      (!this.call.isBusy && IDLE_STATES.has(this.session.agentState));
+    if (idle()) return Promise.resolve();
+    return new Promise<void>((resolve) => {
+      const check = () => {
+        if (!idle()) return;
+        offWaiting();
+        offBusy();
+        this.session.off(voice.AgentSessionEventTypes.AgentStateChanged, check);
+        this.session.off(voice.AgentSessionEventTypes.Close, check);
+        resolve();
+      };
+      const offWaiting = this.call.on('waiting', check);
+      const offBusy = this.call.on('busy', check);
+      this.session.on(voice.AgentSessionEventTypes.AgentStateChanged, check);
+      this.session.on(voice.AgentSessionEventTypes.Close, check);
     });
   }
 
