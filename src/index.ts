@@ -11,3 +11,4 @@ export * from './core/errors.js';
 export * from './outcome.js';
 export * from './tasks/index.js';
 export * from './tools/index.js';
+export * from './app/room.js';
