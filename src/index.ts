@@ -12,3 +12,4 @@ export * from './outcome.js';
 export * from './tasks/index.js';
 export * from './tools/index.js';
 export * from './app/room.js';
+export * from './telephony/index.js';

@@ -1,0 +1,192 @@
+import { voice } from '@livekit/agents';
+import { callOf } from '../core/call.js';
+import type { TimerHandle } from '../core/clock.js';
+import { TasklineError } from '../core/errors.js';
+import type { Outcome } from '../outcome.js';
+import { logCall } from './log.js';
+
+/** Who picked up an outbound call. */
+export type AnsweredBy = 'human' | 'machine' | 'unknown';
+
+/** The answering-machine verdict, reduced to what a flow branches on. */
+export interface AnsweringMachineResult {
+  answeredBy: AnsweredBy;
+  /** True for a voicemail greeting that takes a message (upstream's `machine-vm`). */
+  canLeaveMessage: boolean;
+  /** Upstream's category (human, machine-ivr, machine-vm, machine-unavailable, uncertain). */
+  category: string;
+  /** What the greeting said, when transcribed. */
+  transcript: string;
+  /** Why upstream settled on it (llm, short_greeting, no_speech_timeout, …). */
+  reason: string;
+}
+
+/** Anything that settles one AMD verdict: upstream's `voice.AMD`, or a fake in tests. */
+export interface AmdSource {
+  execute(): Promise<voice.AMDPredictionEvent>;
+  aclose?(): Promise<void>;
+}
+
+/** Options for {@link detectAnsweringMachine}. */
+export interface DetectAnsweringMachineOptions {
+  /** The detector; default `new voice.AMD(session, amd)`. */
+  detector?: AmdSource;
+  /** Options for upstream's AMD when no detector is given. */
+  amd?: voice.AMDOptions;
+  /** Upper bound on the wait, on the call's clock (default 30,000 ms). */
+  timeoutMs?: number;
+}
+
+/** Maps an upstream AMD prediction to {@link AnsweringMachineResult}. */
+export function toAnsweringMachineResult(ev: voice.AMDPredictionEvent): AnsweringMachineResult {
+  const category = String(ev.category);
+  const answeredBy: AnsweredBy =
+    category === voice.AMDCategory.HUMAN ? 'human' : ev.isMachine ? 'machine' : 'unknown';
+  return {
+    answeredBy,
+    canLeaveMessage: category === voice.AMDCategory.MACHINE_VM,
+    category,
+    transcript: ev.transcript,
+    reason: ev.reason,
+  };
+}
+
+/**
+ * Runs answering-machine detection (upstream `voice.AMD`) on an outbound call and resolves
+ * `'human' | 'machine' | 'unknown'`. Bounded: a hang-up, a detector error or `timeoutMs`
+ * resolve `unknown` with the reason instead of throwing.
+ */
+export async function detectAnsweringMachine(
+  session: voice.AgentSession,
+  options: DetectAnsweringMachineOptions = {},
+): Promise<AnsweringMachineResult> {
+  const call = callOf(session);
+  const unknown = (reason: string): AnsweringMachineResult => ({
+    answeredBy: 'unknown',
+    canLeaveMessage: false,
+    category: voice.AMDCategory.UNCERTAIN,
+    transcript: '',
+    reason,
+  });
+  if (call.hungUp) return unknown('hangup');
+  const detector = options.detector ?? new voice.AMD(session, options.amd);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  let timer: TimerHandle | undefined;
+  let offHangup: (() => void) | undefined;
+  const stop = new Promise<AnsweringMachineResult>((resolve) => {
+    timer = call.clock.setTimer(timeoutMs, () => resolve(unknown('timeout')));
+    offHangup = call.on('hangup', () => resolve(unknown('hangup')));
+  });
+  try {
+    const result = await Promise.race([
+      detector
+        .execute()
+        .then(toAnsweringMachineResult, (error: unknown) =>
+          unknown(`detector failed: ${error instanceof Error ? error.message : String(error)}`),
+        ),
+      stop,
+    ]);
+    logCall(call, 'info', `answered by ${result.answeredBy}`, {
+      category: result.category,
+      reason: result.reason,
+    });
+    return result;
+  } finally {
+    timer?.cancel();
+    offHangup?.();
+    if (!options.detector) await detector.aclose?.().catch(() => undefined);
+  }
+}
+
+/** Options for {@link leaveVoicemail}. */
+export interface VoicemailOptions {
+  /** Quiet time after the greeting and beep before speaking (default 1,000 ms). */
+  quietMs?: number;
+  /** Longest wait for the greeting to end; the message is left anyway after it (default 30,000 ms). */
+  maxWaitMs?: number;
+  /** Hang up once the message has played (default true). */
+  endCall?: boolean;
+}
+
+/** Fills `{name}` placeholders; a missing variable is a TasklineError, not a silent gap. */
+export function renderTemplate(
+  template: string,
+  vars: Readonly<Record<string, string | number>>,
+): string {
+  return template.replace(/\{(\w+)\}/g, (_m, key: string) => {
+    const v = vars[key];
+    if (v === undefined) {
+      throw new TasklineError(
+        'invalid_argument',
+        `The voicemail template uses {${key}} but no value was given for it.`,
+      );
+    }
+    return String(v);
+  });
+}
+
+/**
+ * Leaves a message on an answering machine: waits until the greeting (and its beep) has
+ * ended — the callee stops speaking and `quietMs` pass on the call's clock — then speaks
+ * the rendered template once, uninterruptible, and hangs up. Resolves `ok` with the message,
+ * `hangup` if the line dropped first.
+ *
+ * @example
+ * if ((await detectAnsweringMachine(session)).answeredBy === 'machine')
+ *   await leaveVoicemail(session, 'Hi {name}, this is Taskline Bank. Please call us back.', { name });
+ */
+export async function leaveVoicemail(
+  session: voice.AgentSession,
+  template: string,
+  vars: Readonly<Record<string, string | number>> = {},
+  options: VoicemailOptions = {},
+): Promise<Outcome<string>> {
+  const message = renderTemplate(template, vars);
+  const call = callOf(session);
+  const quietMs = options.quietMs ?? 1_000;
+  const maxWaitMs = options.maxWaitMs ?? 30_000;
+  const ended = await new Promise<'quiet' | 'hangup'>((resolve) => {
+    if (call.hungUp) {
+      resolve('hangup');
+      return;
+    }
+    const release = call.waitForCaller();
+    let quiet: TimerHandle | undefined;
+    const armQuiet = () => {
+      quiet?.cancel();
+      quiet = call.clock.setTimer(quietMs, () => done('quiet'));
+    };
+    const onState = (ev: voice.UserStateChangedEvent) => {
+      if (ev.newState === 'speaking') quiet?.cancel();
+      else if (ev.oldState === 'speaking') armQuiet();
+    };
+    const cap = call.clock.setTimer(maxWaitMs, () => done('quiet'));
+    const offHangup = call.on('hangup', () => done('hangup'));
+    session.on(voice.AgentSessionEventTypes.UserStateChanged, onState);
+    function done(how: 'quiet' | 'hangup') {
+      quiet?.cancel();
+      cap.cancel();
+      offHangup();
+      session.off(voice.AgentSessionEventTypes.UserStateChanged, onState);
+      release();
+      resolve(how);
+    }
+    if (session.userState !== 'speaking') armQuiet();
+  });
+  if (ended === 'hangup') {
+    return { status: 'hangup', attempts: 1, reason: call.hungUp?.reason ?? 'line dropped' };
+  }
+  try {
+    await session.say(message, { allowInterruptions: false }).waitForPlayout();
+  } catch (error) {
+    if (call.hungUp) return { status: 'hangup', attempts: 1, reason: call.hungUp.reason };
+    return {
+      status: 'cancelled',
+      attempts: 1,
+      reason: error instanceof Error ? error.message : String(error),
+    };
+  }
+  logCall(call, 'info', 'voicemail left', { message });
+  if (options.endCall !== false) session.shutdown();
+  return { status: 'ok', value: message, attempts: 1 };
+}

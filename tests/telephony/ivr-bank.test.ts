@@ -1,0 +1,250 @@
+import { isAgent, type VAD } from '@livekit/agents';
+import * as openai from '@livekit/agents-plugin-openai';
+import * as silero from '@livekit/agents-plugin-silero';
+import { ParticipantKind } from '@livekit/rtc-node';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { bankScriptedModel, createBankCall, ivrBank } from '../../examples/ivr-bank/index.js';
+import roomAgent, { createBankSession, startBankCall } from '../../examples/ivr-bank/room.js';
+import { attachCall } from '../../src/core/call.js';
+import { RecordingTransferer } from '../../src/telephony/transfer.js';
+import { type FakeOpenAIServer, startFakeOpenAI } from '../../src/testing/openai-server.js';
+import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
+import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { FakeRoom } from './fake-room.js';
+import { captureLogs } from './logs.js';
+
+const MENU =
+  'Welcome to Taskline Bank. For your balance, press 1. For a lost or stolen card, press 2. ' +
+  'For an agent, press 3. To hear these options again, press star.';
+const PIN_PROMPT = 'Please enter your 4-digit PIN.';
+const HOLD = 'Please hold while I transfer you to a colleague.';
+
+let caller: SimulatedCaller | undefined;
+afterEach(async () => {
+  await caller?.close();
+  caller = undefined;
+});
+
+async function startBank() {
+  const transferer = new RecordingTransferer();
+  const call = createBankCall({ transferer });
+  const model = bankScriptedModel();
+  caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
+  expect(caller.agentLines).toEqual([MENU]);
+  return { call, model, transferer, caller };
+}
+
+/** Waits for the bot to end the call by itself, then returns the transcript. */
+async function ended(c: SimulatedCaller): Promise<string[]> {
+  expect(c.session._closing || c.isClosed).toBe(true);
+  await c.close();
+  return c.agentLines;
+}
+
+describe('ivr-bank, end to end', () => {
+  it('runs the module demo: free speech goes to the model once, the PIN is keyed and masked', async () => {
+    const call = ivrBank.createCall();
+    const model = ivrBank.createScriptedModel();
+    if (!(model instanceof ScriptedLLM)) throw new Error('the demo model should be a ScriptedLLM');
+    caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
+    await caller.play(ivrBank.demoScript);
+    expect(await ended(caller)).toEqual([
+      MENU,
+      PIN_PROMPT,
+      'Your balance is $1,234.56. Thank you for calling. Goodbye.',
+    ]);
+    expect(model.requestsFor('main_menu')).toHaveLength(1);
+    expect(model.requestsFor('pin')).toEqual([]);
+    expect(model.requests).toHaveLength(1);
+    expect(call.result()).toMatchObject({
+      outcome: 'balance_read',
+      captured: [
+        { name: 'main_menu', display: 'your balance', masked: false },
+        { name: 'pin', display: '****', masked: true },
+      ],
+    });
+    expect(caller.transcript.find((l) => l.via === 'dtmf')?.text).toBe('****');
+  });
+
+  it('balance on the keypad alone makes no model call', async () => {
+    const { caller, model, call } = await startBank();
+    await caller.dtmf('1');
+    expect(caller.agentLines.at(-1)).toBe(PIN_PROMPT);
+    await caller.dtmf('4321');
+    expect((await ended(caller)).at(-1)).toBe(
+      'Your balance is $1,234.56. Thank you for calling. Goodbye.',
+    );
+    expect(model.requests).toEqual([]);
+    expect(call.result().outcome).toBe('balance_read');
+  });
+
+  it('lost card: confirm with yes, the card is blocked', async () => {
+    const { caller, call, model } = await startBank();
+    await caller.say('I lost my card');
+    expect(caller.agentLines.at(-1)).toBe('Shall I block your card now?');
+    await caller.say('yes please');
+    expect((await ended(caller)).at(-1)).toBe(
+      'Your card is blocked and a new one is on its way. Goodbye.',
+    );
+    expect(call.result().outcome).toBe('card_blocked');
+    expect(model.requests).toEqual([]);
+  });
+
+  it('lost card: "no" keeps the card active', async () => {
+    const { caller, call } = await startBank();
+    await caller.dtmf('2');
+    await caller.say('no');
+    expect((await ended(caller)).at(-1)).toBe('Okay, your card stays active. Goodbye.');
+    expect(call.result().outcome).toBe('card_kept');
+  });
+
+  it('"agent" transfers with a summary of what was captured', async () => {
+    const { caller, call, transferer } = await startBank();
+    await caller.say('I want to talk to a person');
+    expect((await ended(caller)).at(-1)).toBe(HOLD);
+    expect(transferer.requests).toEqual([
+      {
+        to: '+15550100',
+        mode: 'cold',
+        summary: 'Caller asked to talk to someone. Captured so far: main menu: an agent.',
+      },
+    ]);
+    expect(call.result().outcome).toBe('transferred');
+  });
+
+  it('three wrong PINs exhaust the retries and transfer (the PINs stay out of the summary)', async () => {
+    const { caller, call, transferer } = await startBank();
+    await caller.dtmf('1');
+    await caller.dtmf('1111');
+    expect(caller.agentLines.at(-1)).toBe(`That PIN doesn't match our records. ${PIN_PROMPT}`);
+    await caller.dtmf('2222');
+    await caller.dtmf('3333');
+    expect((await ended(caller)).at(-1)).toBe(HOLD);
+    expect(transferer.requests.map((r) => r.summary)).toEqual([
+      'Caller could not verify their PIN. Captured so far: main menu: your balance. The automated step ended: invalid answer 3 times.',
+    ]);
+    expect(call.result().outcome).toBe('transferred');
+  });
+
+  it('silence at the main menu ends in a transfer after the no-input cap', async () => {
+    const { caller, transferer } = await startBank();
+    await caller.silence(8000);
+    expect(caller.agentLines.at(-1)).toBe(`Sorry, I didn't hear anything. ${MENU}`);
+    await caller.silence(8000);
+    await caller.silence(8000);
+    expect((await ended(caller)).at(-1)).toBe(HOLD);
+    expect(transferer.requests[0]?.summary).toBe(
+      'Caller could not use the main menu. The automated step ended: no answer after 3 prompts.',
+    );
+  });
+
+  it('hang-up mid-PIN: the PIN entry resolves hangup, the call closes, the menu choice is kept', async () => {
+    const { caller, call, transferer } = await startBank();
+    await caller.dtmf('1');
+    await caller.dtmf('43');
+    await caller.hangup();
+    expect(caller.isClosed).toBe(true);
+    expect(call.result()).toMatchObject({
+      outcome: 'hangup',
+      captured: [{ name: 'main_menu', display: 'your balance' }],
+    });
+    expect(transferer.requests).toEqual([]);
+  });
+
+  it('keeps the PIN out of the chat context, history and log messages', async () => {
+    const logs = captureLogs();
+    try {
+      const { caller, call } = await startBank();
+      await caller.dtmf('1');
+      await caller.dtmf('4321');
+      await caller.close();
+      const chat = [...caller.session.history.items, ...call.agent.chatCtx.items]
+        .flatMap((i) => (i.type === 'message' ? [i.textContent ?? ''] : []))
+        .join('\n');
+      expect(chat).toContain('(keypad) ****');
+      expect(chat).not.toContain('4321');
+      const records = logs.lines.flatMap((line) => {
+        try {
+          return [JSON.parse(line) as Record<string, unknown>];
+        } catch {
+          return [];
+        }
+      });
+      const ours = records.filter((r) => r.component === 'taskline.telephony');
+      expect(ours.map((r) => r.msg)).toContain('pin ended: ok');
+      expect(JSON.stringify(ours)).not.toContain('4321');
+      expect(records.map((r) => String(r.msg)).join('\n')).not.toContain('4321');
+    } finally {
+      logs.stop();
+    }
+  });
+});
+
+describe('ivr-bank room entry (fake room events, real plugins)', () => {
+  let vad: VAD;
+  let server: FakeOpenAIServer;
+
+  beforeAll(async () => {
+    vad = await silero.VAD.load();
+    server = await startFakeOpenAI(() => ({ toolCalls: [{ name: 'submit', args: { key: '1' } }] }));
+  });
+  afterAll(async () => {
+    await server.close();
+  });
+
+  async function startRoomCall() {
+    const room = new FakeRoom('bank-call-7');
+    room.join('sip_alice', ParticipantKind.SIP);
+    room.join('sip_bob', ParticipantKind.SIP);
+    const session = createBankSession(vad, { baseURL: server.url, apiKey: 'test' });
+    const clock = new VirtualClock();
+    attachCall(session, { clock });
+    caller = new SimulatedCaller(session, { clock, identity: 'sip_alice' });
+    const transferer = new RecordingTransferer();
+    const call = await startBankCall(session, room, { transferer });
+    await caller.settle();
+    return { room, session, call, caller, transferer };
+  }
+
+  it('is a LiveKit agent definition', () => {
+    expect(isAgent(roomAgent)).toBe(true);
+  });
+
+  it('serves a caller whose keys arrive as room DTMF events, other participants ignored', async () => {
+    const { room, caller, call, session } = await startRoomCall();
+    expect(session.llm).toBeInstanceOf(openai.LLM);
+    expect(session.stt).toBeInstanceOf(openai.STT);
+    expect(session.tts).toBeInstanceOf(openai.TTS);
+    expect(session.vad).toBe(vad);
+    expect(caller.agentLines).toEqual([MENU]);
+    const before = server.requests.length;
+    await caller.say('how much do I have in there');
+    expect(server.requests.length).toBe(before + 1);
+    const request = server.requests.at(-1)!;
+    expect(request.tools?.map((t) => t.function.name).sort()).toEqual(['report_unclear', 'submit']);
+    expect(JSON.stringify(request.messages)).toContain('how much do I have in there');
+    expect(caller.agentLines.at(-1)).toBe(PIN_PROMPT);
+    room.press('sip_bob', '9999');
+    room.press('sip_alice', '43');
+    room.press('sip_bob', '0');
+    room.press('sip_alice', '21');
+    await caller.settle();
+    expect((await ended(caller)).at(-1)).toBe(
+      'Your balance is $1,234.56. Thank you for calling. Goodbye.',
+    );
+    expect(call.result().outcome).toBe('balance_read');
+    expect(server.requests.length).toBe(before + 1);
+  });
+
+  it('ends the call when the caller leaves the room mid-PIN', async () => {
+    const { room, caller, call } = await startRoomCall();
+    room.press('sip_alice', '1');
+    await caller.settle();
+    room.press('sip_alice', '4');
+    room.leave('sip_alice');
+    await caller.close();
+    expect(call.result().outcome).toBe('hangup');
+    expect(caller.isClosed).toBe(true);
+  });
+});

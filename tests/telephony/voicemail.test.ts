@@ -1,0 +1,227 @@
+import { voice } from '@livekit/agents';
+import { afterEach, describe, expect, it } from 'vitest';
+import { attachCall } from '../../src/core/call.js';
+import { isTasklineError } from '../../src/core/errors.js';
+import type { Outcome } from '../../src/outcome.js';
+import {
+  type AmdSource,
+  type AnsweringMachineResult,
+  detectAnsweringMachine,
+  leaveVoicemail,
+  renderTemplate,
+} from '../../src/telephony/voicemail.js';
+import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
+import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
+
+function prediction(category: voice.AMDCategory, transcript = ''): voice.AMDPredictionEvent {
+  return {
+    type: 'amd_prediction',
+    category,
+    transcript,
+    reason: 'llm',
+    rawResponse: '',
+    isMachine: category.startsWith('machine'),
+    speechDurationMs: 0,
+    delayMs: 0,
+  };
+}
+
+/** An AMD stand-in that settles when the test says so. */
+class FakeAmd implements AmdSource {
+  closed = false;
+  private settle: ((ev: voice.AMDPredictionEvent) => void) | undefined;
+  private fail: ((e: Error) => void) | undefined;
+  execute(): Promise<voice.AMDPredictionEvent> {
+    return new Promise((resolve, reject) => {
+      this.settle = resolve;
+      this.fail = reject;
+    });
+  }
+  emit(ev: voice.AMDPredictionEvent): void {
+    this.settle?.(ev);
+  }
+  error(e: Error): void {
+    this.fail?.(e);
+  }
+  async aclose(): Promise<void> {
+    this.closed = true;
+  }
+}
+
+function offlineCall() {
+  const session = new voice.AgentSession({ llm: new ScriptedLLM() });
+  const clock = new VirtualClock();
+  const call = attachCall(session, { clock, callerIdentity: 'callee' });
+  return { session, clock, call };
+}
+
+describe('detectAnsweringMachine', () => {
+  it.each<[voice.AMDCategory, Partial<AnsweringMachineResult>]>([
+    [voice.AMDCategory.HUMAN, { answeredBy: 'human', canLeaveMessage: false }],
+    [voice.AMDCategory.MACHINE_VM, { answeredBy: 'machine', canLeaveMessage: true }],
+    [voice.AMDCategory.MACHINE_UNAVAILABLE, { answeredBy: 'machine', canLeaveMessage: false }],
+    [voice.AMDCategory.MACHINE_IVR, { answeredBy: 'machine', canLeaveMessage: false }],
+    [voice.AMDCategory.UNCERTAIN, { answeredBy: 'unknown', canLeaveMessage: false }],
+  ])('maps %s', async (category, expected) => {
+    const { session } = offlineCall();
+    const amd = new FakeAmd();
+    const result = detectAnsweringMachine(session, { detector: amd });
+    amd.emit(prediction(category, 'hello'));
+    expect(await result).toEqual({ category, transcript: 'hello', reason: 'llm', ...expected });
+  });
+
+  it('resolves unknown on a detector error, a timeout on the call clock, or a hang-up', async () => {
+    const { session, clock, call } = offlineCall();
+    const failing = new FakeAmd();
+    const failed = detectAnsweringMachine(session, { detector: failing });
+    failing.error(new Error('llm down'));
+    expect(await failed).toMatchObject({
+      answeredBy: 'unknown',
+      reason: 'detector failed: llm down',
+    });
+
+    const slow = detectAnsweringMachine(session, { detector: new FakeAmd(), timeoutMs: 5000 });
+    await clock.advance(5000);
+    expect(await slow).toMatchObject({ answeredBy: 'unknown', reason: 'timeout' });
+    expect(clock.pendingTimers).toBe(0);
+
+    const dropped = detectAnsweringMachine(session, { detector: new FakeAmd() });
+    call.hangup('callee hung up');
+    expect(await dropped).toMatchObject({ answeredBy: 'unknown', reason: 'hangup' });
+  });
+
+  it("wraps upstream voice.AMD: a voicemail greeting classified by the session's model", async () => {
+    class Dialer extends voice.Agent {}
+    const model = new ScriptedLLM().for(Dialer, [
+      { toolCalls: [{ name: 'save_prediction', args: { label: 'machine-vm' } }] },
+    ]);
+    const caller = await SimulatedCaller.start({
+      agent: new Dialer({ instructions: 'dialer' }),
+      llm: model,
+    });
+    try {
+      const amd = new voice.AMD(caller.session, {
+        llm: model,
+        stt: null,
+        suppressCompatibilityWarning: true,
+      });
+      const detecting = detectAnsweringMachine(caller.session, { detector: amd });
+      await flushAsync();
+      amd.onUserSpeechStarted();
+      amd.onTranscript("Hi, you've reached Sam. Please leave a message after the beep.");
+      // The greeting ended long enough ago that both of AMD's gates open at once.
+      amd.onUserSpeechEnded(10_000);
+      const result = await detecting;
+      expect(result).toMatchObject({
+        answeredBy: 'machine',
+        canLeaveMessage: true,
+        category: 'machine-vm',
+      });
+      expect(result.transcript).toContain('leave a message');
+      await amd.aclose();
+    } finally {
+      await caller.close();
+    }
+  });
+});
+
+class Outbound extends voice.Agent {
+  answered: AnsweringMachineResult | undefined;
+  voicemail: Outcome<string> | undefined;
+  readonly amd = new FakeAmd();
+  constructor(private readonly options: { maxWaitMs?: number } = {}) {
+    super({ instructions: 'Outbound reminder call.' });
+  }
+  override async onEnter(): Promise<void> {
+    this.answered = await detectAnsweringMachine(this.session, { detector: this.amd });
+    if (this.answered.answeredBy !== 'machine') return;
+    this.voicemail = await leaveVoicemail(
+      this.session,
+      'Hi {name}, this is Taskline Bank about card ending {last4}. Please call us back.',
+      { name: 'Sam', last4: 1111 },
+      { quietMs: 1000, maxWaitMs: this.options.maxWaitMs ?? 30_000 },
+    );
+  }
+}
+
+const MESSAGE = 'Hi Sam, this is Taskline Bank about card ending 1111. Please call us back.';
+
+let caller: SimulatedCaller | undefined;
+afterEach(async () => {
+  await caller?.close();
+  caller = undefined;
+});
+
+function userState(session: voice.AgentSession, from: voice.UserState, to: voice.UserState) {
+  session.emit(
+    voice.AgentSessionEventTypes.UserStateChanged,
+    voice.createUserStateChangedEvent(from, to),
+  );
+}
+
+describe('leaveVoicemail', () => {
+  it('waits for the greeting and beep to end, speaks the message once, and hangs up', async () => {
+    const agent = new Outbound();
+    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
+    const closed = new Promise((r) => caller?.session.once(voice.AgentSessionEventTypes.Close, r));
+    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
+    await caller.settle();
+    userState(caller.session, 'listening', 'speaking'); // "Hi, you've reached Sam…"
+    await caller.silence(8000);
+    expect(caller.agentLines).toEqual([]);
+    userState(caller.session, 'speaking', 'listening'); // greeting over
+    await caller.silence(600);
+    userState(caller.session, 'listening', 'speaking'); // the beep
+    userState(caller.session, 'speaking', 'listening');
+    await caller.silence(999);
+    expect(caller.agentLines).toEqual([]);
+    await caller.silence(1);
+    await closed;
+    expect(caller.agentLines).toEqual([MESSAGE]);
+    expect(agent.voicemail).toEqual({ status: 'ok', value: MESSAGE, attempts: 1 });
+    expect(agent.answered?.answeredBy).toBe('machine');
+  });
+
+  it('leaves the message after maxWaitMs even if the greeting never ends', async () => {
+    const agent = new Outbound({ maxWaitMs: 20_000 });
+    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
+    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
+    await caller.settle();
+    userState(caller.session, 'listening', 'speaking');
+    await caller.silence(20_000);
+    await caller.close();
+    expect(caller.agentLines).toEqual([MESSAGE]);
+  });
+
+  it('resolves hangup without speaking when the line drops first', async () => {
+    const agent = new Outbound();
+    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
+    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
+    await caller.settle();
+    userState(caller.session, 'listening', 'speaking');
+    await caller.hangup();
+    expect(agent.voicemail).toEqual({ status: 'hangup', attempts: 1, reason: 'caller hung up' });
+    expect(caller.agentLines).toEqual([]);
+  });
+
+  it('does nothing for a human', async () => {
+    const agent = new Outbound();
+    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
+    agent.amd.emit(prediction(voice.AMDCategory.HUMAN));
+    await caller.settle();
+    expect(agent.answered?.answeredBy).toBe('human');
+    expect(agent.voicemail).toBeUndefined();
+  });
+
+  it('rejects a template variable without a value', () => {
+    let error: unknown;
+    try {
+      renderTemplate('Hi {name}, call {number}.', { name: 'Sam' });
+    } catch (e) {
+      error = e;
+    }
+    expect(isTasklineError(error, 'invalid_argument')).toBe(true);
+    expect((error as Error).message).toMatch(/uses \{number\} but no value/);
+  });
+});
