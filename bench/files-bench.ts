@@ -20,6 +20,8 @@ export interface FilesBenchOptions {
 
 /** The literal grep needle; planted in every 100th file (and in no other text). */
 const NEEDLE = 'ZQX_NEEDLE_7731';
+/** A regex finding the same lines (grep with `regex: true`, the linear-time engine). */
+const NEEDLE_REGEX = 'ZQX_NEEDLE_\\d+ here$';
 const GLOB = '**/*.md';
 const EXTENSIONS = ['md', 'txt', 'ts', 'md', 'json'];
 const WORDS = (
@@ -117,7 +119,8 @@ async function rgMedian(runs: number, args: string[], cwd: string) {
 }
 
 /**
- * grep (literal needle) and glob (`**\/*.md`) over a generated tree of `files` files /
+ * grep (literal needle, and a regex finding the same lines) and glob (`**\/*.md`) over a
+ * generated tree of `files` files /
  * `totalMb` MB, on the disk and memory backends, timed against ripgrep on the same tree.
  * Ratios are backend time / rg time (rg runs with its default threads and includes process
  * start-up). The rg baseline is skipped, with a note, when `rg` is not installed.
@@ -161,6 +164,13 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
           tree.root,
         )
       : undefined;
+    const rgRegex = rg
+      ? await rgMedian(
+          runs,
+          ['-n', '--no-heading', '--no-ignore', '--hidden', NEEDLE_REGEX, '.'],
+          tree.root,
+        )
+      : undefined;
     const rgGlob = rg
       ? await rgMedian(runs, ['--files', '--no-ignore', '--hidden', '-g', GLOB, '.'], tree.root)
       : undefined;
@@ -168,22 +178,32 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
 
     const measure = async (
       backend: FileBackend,
-      op: 'grep' | 'glob',
+      op: 'grep' | 'regex' | 'glob',
       base: { ms: number; n: number } | undefined,
       expected: number,
     ) => {
       const m =
         op === 'grep'
           ? await median(runs, async () => (await backend.grep(NEEDLE)).length)
-          : await median(runs, async () => (await backend.glob(GLOB)).length);
+          : op === 'regex'
+            ? await median(
+                runs,
+                async () => (await backend.grep(NEEDLE_REGEX, { regex: true })).length,
+              )
+            : await median(runs, async () => (await backend.glob(GLOB)).length);
       const notes = [sizeNote];
       if (m.n !== expected) notes.push(`MISMATCH: found ${m.n}, expected ${expected}`);
       if (base && base.n !== expected) notes.push(`MISMATCH: rg found ${base.n}`);
       if (!base) notes.push(noRg);
-      const what = op === 'grep' ? `literal "${NEEDLE}"` : `"${GLOB}"`;
+      const what =
+        op === 'grep'
+          ? `literal "${NEEDLE}"`
+          : op === 'regex'
+            ? `regex "${NEEDLE_REGEX}"`
+            : `"${GLOB}"`;
       results.push({
         name: `files.${op}.${backend.kind}`,
-        metric: `${op} ${what}`,
+        metric: `${op === 'glob' ? 'glob' : 'grep'} ${what}`,
         value: round(m.ms),
         unit: 'ms',
         ...(base ? { baseline: round(base.ms), ratio: round(m.ms / base.ms) } : {}),
@@ -192,6 +212,7 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
     };
     for (const backend of [disk, memory]) {
       await measure(backend, 'grep', rgGrep, tree.needleLines);
+      await measure(backend, 'regex', rgRegex, tree.needleLines);
       await measure(backend, 'glob', rgGlob, tree.mdFiles);
     }
   } finally {

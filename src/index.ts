@@ -5,11 +5,11 @@
  */
 
 export * from './app/module.js';
+export * from './app/room.js';
 export * from './core/call.js';
 export * from './core/clock.js';
 export * from './core/errors.js';
 export * from './outcome.js';
 export * from './tasks/index.js';
-export * from './tools/index.js';
-export * from './app/room.js';
 export * from './telephony/index.js';
+export * from './tools/index.js';

@@ -2,6 +2,7 @@ import { defineAgent, type JobContext, type JobProcess, voice } from '@livekit/a
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
 import type { Room } from '@livekit/rtc-node';
 import { attachCall } from '../core/call.js';
+import { bindRoom } from '../telephony/room.js';
 import type { CallModule } from './module.js';
 
 /** Options for {@link roomAgent}. */
@@ -10,15 +11,18 @@ export interface RoomAgentOptions {
   model?: string;
   /** OpenAI TTS voice (default "alloy"). */
   voice?: TTSVoices;
-  /** Runs after the session started in the room (e.g. bind DTMF: `bindRoom(session, room)`). */
+  /** Delete the room when the call ends, which hangs up a phone (SIP) caller. Default true. */
+  endRoomOnClose?: boolean;
+  /** Runs after the session started in the room. */
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
 }
 
 /**
- * A LiveKit agent that answers each room with a fresh call of `module`: Silero VAD
- * (loaded once per worker process), OpenAI speech-to-text, chat model and text-to-speech,
- * and taskline's call context keyed by the room name. Export it as the default of the
- * worker file and start the worker with `cli.runApp` (`dev` / `start`).
+ * A LiveKit agent that answers each room with a fresh call of `module`: it waits for the
+ * caller, binds their key presses and hang-up to the call (`bindRoom`), and talks through
+ * Silero VAD (loaded once per worker process, offline), OpenAI transcription over HTTP,
+ * the chat model and text-to-speech. Export it as the worker file's default and start the
+ * worker with `cli.runApp` (`dev` / `start`).
  */
 export function roomAgent(module: CallModule, options: RoomAgentOptions = {}) {
   return defineAgent({
@@ -29,13 +33,21 @@ export function roomAgent(module: CallModule, options: RoomAgentOptions = {}) {
     entry: async (ctx: JobContext) => {
       const openai = await import('@livekit/agents-plugin-openai');
       await ctx.connect();
+      const caller = await ctx.waitForParticipant();
       const session = new voice.AgentSession({
         vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
-        stt: new openai.STT(),
+        stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false }),
         llm: new openai.LLM({ model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini' }),
         tts: new openai.TTS({ voice: options.voice ?? 'alloy' }),
       });
-      attachCall(session, { callId: ctx.room.name || undefined });
+      attachCall(session, { callId: ctx.room.name || undefined, callerIdentity: caller.identity });
+      // Bound before start, so a hang-up reaches the running task before the session closes.
+      bindRoom(session, ctx.room, { callerIdentity: caller.identity });
+      if (options.endRoomOnClose !== false) {
+        session.on(voice.AgentSessionEventTypes.Close, () => {
+          ctx.deleteRoom().catch(() => undefined);
+        });
+      }
       const call = module.createCall();
       await session.start({ agent: call.agent, room: ctx.room });
       await options.onSessionStarted?.(session, ctx.room);

@@ -24,6 +24,15 @@ export {
 } from './files/backends/limits.js';
 export { MemoryBackend, type MemoryBackendOptions } from './files/backends/memory.js';
 export {
+  StoreFileBackend,
+  type StoreNamespaceOptions,
+} from './files/backends/store-common.js';
+export {
+  PostgresFileStore,
+  type PostgresFileStoreOptions,
+} from './files/backends/store-postgres.js';
+export { SqliteFileStore, type SqliteFileStoreOptions } from './files/backends/store-sqlite.js';
+export {
   DEFAULT_MAX_LINE_CHARS,
   DEFAULT_READ_LIMIT,
   formatReadPage,
@@ -42,10 +51,17 @@ export {
   normalizePath,
 } from './files/paths.js';
 export {
+  compileRegex,
+  MAX_REGEX_PATTERN_LENGTH,
+  MAX_REGEX_PROGRAM_SIZE,
+  MAX_REGEX_REPEAT,
+  RegexMatcher,
+} from './files/regex.js';
+export {
   checkMaxCount,
-  compileSafeRegex,
   compileSearcher,
-  MAX_REGEX_LINE_CHARS,
+  MAX_LITERAL_PATTERN_LENGTH,
+  MAX_MATCH_TEXT_CHARS,
   SearchBudget,
   type TextSearcher,
 } from './files/search.js';

@@ -298,13 +298,43 @@ export function describeBackendSuite(
         expect(await b.grep('needle', { maxCount: 3 })).toHaveLength(3);
       });
 
-      it('refuses regexes that could hang and malformed ones', async () => {
+      it('refuses unsupported and malformed regexes the same way', async () => {
         const b = await docs();
-        expect(await errorCode(b.grep('(a+)+$', { regex: true }))).toBe('invalid_pattern');
-        expect(await errorCode(b.grep('(a|aa)*b', { regex: true }))).toBe('invalid_pattern');
         expect(await errorCode(b.grep('(x)\\1', { regex: true }))).toBe('invalid_pattern');
+        expect(await errorCode(b.grep('(?=a)b', { regex: true }))).toBe('invalid_pattern');
+        expect(await errorCode(b.grep('a{0,30}{0,30}x', { regex: true }))).toBe('invalid_pattern');
         expect(await errorCode(b.grep('([a-z', { regex: true }))).toBe('invalid_pattern');
+        expect(await errorCode(b.grep('x'.repeat(257), { regex: true }))).toBe('invalid_pattern');
         expect(await errorCode(b.grep(''))).toBe('invalid_pattern');
+      });
+
+      it('runs classic ReDoS patterns over long lines to a plain answer', async () => {
+        // Each line is hostile to a backtracking engine for some pattern below: the first
+        // pattern alone takes one ~89 s on line 1 (it tries 17^6 splits at every start).
+        const b = await make();
+        await b.write(
+          '/hostile.txt',
+          [
+            `${'a'.repeat(1000)}x`,
+            `${'a'.repeat(30_000)}!`,
+            `${'a'.repeat(19)}${'b'.repeat(5000)}`,
+            `c${'a'.repeat(3000)}b`,
+            'end',
+          ].join('\n'),
+        );
+        const lines = async (pattern: string) =>
+          (await b.grep(pattern, { regex: true })).map((m) => m.line);
+        expect(await lines('a{0,16}'.repeat(6) + 'x')).toEqual([1]);
+        expect(await lines('a{0,16}'.repeat(6) + 'y')).toEqual([]);
+        expect(await lines('(a+)+$')).toEqual([]);
+        expect(await lines('(a+)+!$')).toEqual([2]);
+        expect(await lines('(a|a)*b')).toEqual([3, 4]);
+        expect(await lines('(a|aa)+c')).toEqual([]);
+        expect(await lines('(.*a){20}')).toEqual([1, 2, 4]);
+        expect(await lines('(x+x+)+y')).toEqual([]);
+        const hit = (await b.grep('^(a|aa)+!$', { regex: true }))[0];
+        expect(hit).toMatchObject({ path: '/hostile.txt', line: 2 });
+        expect(hit?.text).toHaveLength(2000);
       });
 
       it('says not_found for a missing path and stops when aborted', async () => {

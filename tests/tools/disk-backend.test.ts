@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -42,6 +42,45 @@ describe('DiskBackend', () => {
     const disk = new DiskBackend({ root, maxTotalBytes: 20 });
     expect(await errorCode(disk.write('/new.txt', '123456'))).toBe('too_large');
     await disk.write('/new.txt', '12345');
+  });
+
+  it('walks in exact path order, however names compare with "/"', async () => {
+    const root = freshRoot();
+    const disk = new DiskBackend({ root });
+    const paths = ['/a', '/a-b', '/a.txt', '/a0', '/b', '/ab/x', '/a!'].map((p) =>
+      p === '/a' ? '/a/inner.txt' : p,
+    );
+    paths.push('/a/b/c.txt', '/a/b-c.txt', '/a/b.txt', '/Z.txt', '/é.txt');
+    for (const p of paths) await disk.write(p, `hit ${p}\n`);
+    const sorted = [...paths].sort();
+    expect((await disk.glob('**/*')).map((f) => f.path)).toEqual(sorted);
+    expect((await disk.grep('hit')).map((m) => m.path)).toEqual(sorted);
+    expect((await disk.grep('hit', { maxCount: 3 })).map((m) => m.path)).toEqual(
+      sorted.slice(0, 3),
+    );
+  });
+
+  it('walks a tree deeper than the descriptors it holds, siblings included', async () => {
+    const root = freshRoot();
+    const disk = new DiskBackend({ root });
+    const expected: string[] = [];
+    let dir = root;
+    let virtual = '';
+    for (let level = 0; level < 80; level++) {
+      writeFileSync(join(dir, 'a.txt'), `level ${level}\n`);
+      writeFileSync(join(dir, 'z.txt'), `level ${level} after\n`);
+      expected.push(`${virtual}/a.txt`, `${virtual}/z.txt`);
+      dir = join(dir, 'd');
+      virtual += '/d';
+      mkdirSync(dir);
+    }
+    expected.sort();
+    expect((await disk.glob('**/*.txt')).map((f) => f.path)).toEqual(expected);
+    const hits = await disk.grep('level');
+    expect(hits.map((m) => m.path)).toEqual(expected);
+    expect((await disk.grep('level 79 after')).map((m) => m.path)).toEqual([
+      `${'/d'.repeat(79)}/z.txt`,
+    ]);
   });
 
   it('creates its root when missing', async () => {

@@ -341,6 +341,52 @@ describe('DiskBackend symlink swapped in after the check (simulated race)', () =
   });
 });
 
+describe('DiskBackend walks (glob, grep) with entries swapped mid-walk', () => {
+  /** Runs `fn` once, when the walk reaches `target`. */
+  const atWalk = (target: string, fn: () => void): DiskBackendHooks => {
+    let done = false;
+    return {
+      beforeOpen(path, op) {
+        if (op === 'walk' && path === target && !done) {
+          done = true;
+          fn();
+        }
+      },
+    };
+  };
+  const swapDirOut = () => {
+    renameSync(join(world.root, 'good'), join(world.root, 'good-old'));
+    symlinkSync(world.outside, join(world.root, 'good'));
+  };
+  const swapLeafOut = () => {
+    const leaf = join(world.root, 'good', 'file.txt');
+    unlinkSync(leaf);
+    symlinkSync(world.secretPath, leaf);
+  };
+
+  it('grep: a directory swapped to a link out after listing is not entered', async () => {
+    const d = disk(atWalk('/good', swapDirOut));
+    const result = await settle(d.grep('SECRET'));
+    expectClean(result);
+    expect(result).toEqual([]);
+  });
+
+  it('grep: a file swapped to a link out after listing is not read', async () => {
+    const d = disk(atWalk('/good/file.txt', swapLeafOut));
+    const result = await settle(d.grep('SECRET', { regex: true }));
+    expectClean(result);
+    expect(result).toEqual([]);
+  });
+
+  it('glob: a directory swapped to a link out after listing lists nothing from outside', async () => {
+    const d = disk(atWalk('/good', swapDirOut));
+    const result = await settle(d.glob('**/*'));
+    expectClean(result);
+    const paths = (result as Array<{ path: string }>).map((f) => f.path);
+    expect(paths.some((p) => p.includes('secret') || p.includes('inner'))).toBe(false);
+  });
+});
+
 describe('file tools on a hostile disk root', () => {
   const call = (
     tool: { execute: (args: never, opts: llm.ToolOptions) => Promise<unknown> },

@@ -198,26 +198,71 @@ function segmentMatches(tokens: CharToken[], text: string): boolean {
   return ti === tokens.length;
 }
 
-function pathMatches(segments: Segment[], parts: string[]): boolean {
+function segmentHit(seg: Segment, part: string): boolean {
+  if (seg.kind === 'literal') return seg.text === part;
+  return seg.kind === 'wild' ? segmentMatches(seg.tokens, part) : true;
+}
+
+/** Matches `parts[from, to)` against segments without `**`, one to one. */
+function plainMatches(segments: Segment[], parts: string[], from: number, to: number): boolean {
+  if (to - from !== segments.length) return false;
+  for (let i = 0; i < segments.length; i++) {
+    if (!segmentHit(segments[i] as Segment, parts[from + i] as string)) return false;
+  }
+  return true;
+}
+
+/** General case (several `**`): memoized search, O(segments x parts). */
+function starMatches(
+  segments: Segment[],
+  parts: string[],
+  failed: Uint8Array,
+  pi: number,
+  si: number,
+): boolean {
   const width = parts.length + 1;
-  const failed = new Uint8Array((segments.length + 1) * width);
-  const visit = (pi: number, si: number): boolean => {
-    if (failed[pi * width + si]) return false;
-    let ok: boolean;
-    const seg = segments[pi];
-    if (!seg) ok = si === parts.length;
-    else if (seg.kind === 'globstar') {
-      ok = visit(pi + 1, si) || (si < parts.length && visit(pi, si + 1));
-    } else if (si >= parts.length) ok = false;
-    else {
-      const part = parts[si] ?? '';
-      const hit = seg.kind === 'literal' ? seg.text === part : segmentMatches(seg.tokens, part);
-      ok = hit && visit(pi + 1, si + 1);
+  if (failed[pi * width + si]) return false;
+  let ok: boolean;
+  const seg = segments[pi];
+  if (!seg) ok = si === parts.length;
+  else if (seg.kind === 'globstar') {
+    ok =
+      starMatches(segments, parts, failed, pi + 1, si) ||
+      (si < parts.length && starMatches(segments, parts, failed, pi, si + 1));
+  } else if (si >= parts.length) ok = false;
+  else {
+    ok =
+      segmentHit(seg, parts[si] as string) && starMatches(segments, parts, failed, pi + 1, si + 1);
+  }
+  if (!ok) failed[pi * width + si] = 1;
+  return ok;
+}
+
+/** A compiled alternative: its segments split around `**` for the common shapes. */
+interface Alternative {
+  segments: Segment[];
+  /** Index of the only `**`, -1 without one, -2 with several. */
+  star: number;
+}
+
+function alternativeMatches(alt: Alternative, parts: string[]): boolean {
+  const { segments, star } = alt;
+  if (star === -1) return plainMatches(segments, parts, 0, parts.length);
+  if (star >= 0) {
+    // prefix ** suffix: the prefix takes the first parts, the suffix the last, ** the rest.
+    const suffix = segments.length - star - 1;
+    if (parts.length < star + suffix) return false;
+    for (let i = 0; i < star; i++) {
+      if (!segmentHit(segments[i] as Segment, parts[i] as string)) return false;
     }
-    if (!ok) failed[pi * width + si] = 1;
-    return ok;
-  };
-  return visit(0, 0);
+    const off = parts.length - suffix;
+    for (let i = 0; i < suffix; i++) {
+      if (!segmentHit(segments[star + 1 + i] as Segment, parts[off + i] as string)) return false;
+    }
+    return true;
+  }
+  const failed = new Uint8Array((segments.length + 1) * (parts.length + 1));
+  return starMatches(segments, parts, failed, 0, 0);
 }
 
 /**
@@ -236,16 +281,19 @@ export function compileGlob(pattern: string): CompiledGlob {
     if (raw.includes('..')) {
       throw invalid('".." is not allowed in a glob pattern; pass a different base path instead');
     }
-    const segs = raw.map(compileSegment);
-    const depth = segs.some((s) => s.kind === 'globstar') ? Number.POSITIVE_INFINITY : segs.length;
-    maxDepth = Math.max(maxDepth, depth);
-    return segs;
+    const segments = raw.map(compileSegment);
+    const stars = segments.filter((seg) => seg.kind === 'globstar').length;
+    maxDepth = Math.max(maxDepth, stars > 0 ? Number.POSITIVE_INFINITY : segments.length);
+    const star =
+      stars === 0 ? -1 : stars === 1 ? segments.findIndex((seg) => seg.kind === 'globstar') : -2;
+    return { segments, star } satisfies Alternative;
   });
   return {
     maxDepth,
     matches(relativePath: string): boolean {
       const parts = relativePath === '' ? [] : relativePath.split('/');
-      return compiled.some((segs) => pathMatches(segs, parts));
+      for (const alt of compiled) if (alternativeMatches(alt, parts)) return true;
+      return false;
     },
   };
 }

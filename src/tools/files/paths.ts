@@ -74,6 +74,19 @@ export function normalizePath(input: unknown): string {
   return ROOT + out.join('/');
 }
 
+/**
+ * True when a directory entry's name can appear in a virtual path as is: not empty, `.` or
+ * `..`, no `/`, backslash or control character, at most {@link MAX_SEGMENT_BYTES} bytes. The
+ * cheap per-entry form of what {@link normalizePath} enforces, for directory walks.
+ */
+export function isPlainName(name: string): boolean {
+  if (name === '' || name === '.' || name === '..') return false;
+  if (name.includes('/') || name.includes('\\') || CONTROL_CHARS.test(name)) return false;
+  return (
+    name.length * 3 <= MAX_SEGMENT_BYTES || Buffer.byteLength(name, 'utf8') <= MAX_SEGMENT_BYTES
+  );
+}
+
 /** The segments of a normalized path ("/a/b" gives ["a", "b"]; "/" gives []). */
 export function pathSegments(path: string): string[] {
   return path === ROOT ? [] : path.slice(1).split('/');

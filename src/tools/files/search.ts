@@ -1,151 +1,17 @@
 import { FileError, type GrepMatch } from './backend.js';
+import { compileRegex, type RegexMatcher } from './regex.js';
 
 /** Longest literal grep pattern accepted, in characters. */
 export const MAX_LITERAL_PATTERN_LENGTH = 1000;
 
-/** Longest regex grep pattern accepted, in characters. */
-export const MAX_REGEX_PATTERN_LENGTH = 256;
-
-/** A regex is only run on the first this-many characters of each line (bounds backtracking). */
-export const MAX_REGEX_LINE_CHARS = 1000;
-
-/** Most unbounded repetitions (`*`, `+`, `{n,}`, `{n,m}` with m > 16) one regex may contain. */
-export const MAX_WIDE_QUANTIFIERS = 2;
-
 /** A match's `text` is cut to this many characters, so a minified file cannot flood memory. */
 export const MAX_MATCH_TEXT_CHARS = 2000;
 
-const WIDE_REPEAT = 16;
-const MAX_QUANTIFIERS = 20;
+/** Regex work (matcher steps) done between two looks at the abort signal and the clock. */
+const REGEX_SLICE_STEPS = 200_000;
 
 function invalid(message: string): FileError {
   return new FileError('invalid_pattern', message);
-}
-
-interface Frame {
-  hasQuantifier: boolean;
-  hasAlternation: boolean;
-}
-
-type Atom = { kind: 'simple' } | { kind: 'group'; repeatable: boolean } | undefined;
-
-/** Parses `{n}`, `{n,}`, `{n,m}` at `i`; undefined when it is not a quantifier. */
-function braceQuantifier(p: string, i: number): { max: number; end: number } | undefined {
-  const m = /^\{(\d+)(,(\d*))?\}/.exec(p.slice(i, i + 24));
-  if (!m) return undefined;
-  const min = Number(m[1]);
-  const max = m[2] === undefined ? min : m[3] === '' ? Number.POSITIVE_INFINITY : Number(m[3]);
-  return { max, end: i + m[0].length - 1 };
-}
-
-/**
- * Refuses regular expressions that could backtrack without bound: backreferences,
- * lookarounds, a repeated group that itself contains a repetition or an alternation
- * (`(a+)+`, `(a|aa)*`), more than {@link MAX_WIDE_QUANTIFIERS} unbounded repetitions, and
- * patterns over {@link MAX_REGEX_PATTERN_LENGTH} characters. Throws `invalid_pattern` saying
- * what to change; returns the compiled (unicode) RegExp otherwise.
- */
-export function compileSafeRegex(pattern: string): RegExp {
-  if (pattern.length === 0) throw invalid('the pattern is empty');
-  if (pattern.length > MAX_REGEX_PATTERN_LENGTH) {
-    throw invalid(
-      `the regex is longer than ${MAX_REGEX_PATTERN_LENGTH} characters; shorten it or search literally`,
-    );
-  }
-  const frames: Frame[] = [{ hasQuantifier: false, hasAlternation: false }];
-  let atom: Atom;
-  let wide = 0;
-  let quantifiers = 0;
-  const top = (): Frame =>
-    frames[frames.length - 1] ?? { hasQuantifier: false, hasAlternation: false };
-  for (let i = 0; i < pattern.length; i++) {
-    const c = pattern[i];
-    if (c === '\\') {
-      const next = pattern[i + 1];
-      if (next === undefined) throw invalid('the regex ends with a lone backslash');
-      if (/[1-9]/.test(next) || (next === 'k' && pattern[i + 2] === '<')) {
-        throw invalid(
-          'backreferences (\\1, \\k<name>) are not allowed; they can make a search hang',
-        );
-      }
-      i++;
-      if ((next === 'p' || next === 'P' || next === 'u') && pattern[i + 1] === '{') {
-        const close = pattern.indexOf('}', i);
-        if (close < 0) throw invalid('an escape like \\p{...} is not closed');
-        i = close;
-      }
-      atom = { kind: 'simple' };
-    } else if (c === '[') {
-      let j = i + 1;
-      if (pattern[j] === '^') j++;
-      if (pattern[j] === ']') j++;
-      while (j < pattern.length && pattern[j] !== ']') j += pattern[j] === '\\' ? 2 : 1;
-      if (j >= pattern.length) throw invalid('a character class "[" is not closed');
-      i = j;
-      atom = { kind: 'simple' };
-    } else if (c === '(') {
-      if (/^\(\?<?[=!]/.test(pattern.slice(i, i + 4))) {
-        throw invalid('lookahead and lookbehind are not allowed; match the text directly');
-      }
-      if (pattern.startsWith('(?<', i)) {
-        const close = pattern.indexOf('>', i);
-        if (close < 0) throw invalid('a named group "(?<name>" is not closed');
-        i = close;
-      } else if (pattern.startsWith('(?:', i)) i += 2;
-      frames.push({ hasQuantifier: false, hasAlternation: false });
-      atom = undefined;
-    } else if (c === ')') {
-      if (frames.length === 1) throw invalid('the regex has an unmatched ")"');
-      const inner = frames.pop() ?? { hasQuantifier: false, hasAlternation: false };
-      const parent = top();
-      parent.hasQuantifier ||= inner.hasQuantifier;
-      parent.hasAlternation ||= inner.hasAlternation;
-      atom = { kind: 'group', repeatable: !inner.hasQuantifier && !inner.hasAlternation };
-    } else if (c === '|') {
-      top().hasAlternation = true;
-      atom = undefined;
-    } else if (c === '*' || c === '+' || c === '?' || c === '{') {
-      let max: number;
-      if (c === '{') {
-        const q = braceQuantifier(pattern, i);
-        if (!q) {
-          atom = { kind: 'simple' };
-          continue;
-        }
-        max = q.max;
-        i = q.end;
-      } else max = c === '?' ? 1 : Number.POSITIVE_INFINITY;
-      if (!atom) throw invalid(`"${c}" has nothing to repeat`);
-      if (pattern[i + 1] === '?') i++; // lazy
-      if (atom.kind === 'group' && !atom.repeatable && max > 1) {
-        throw invalid(
-          'a repeated group contains a repetition or "|" (like (a+)+ or (a|b)*), which can hang; ' +
-            'use a character class such as [ab]* instead',
-        );
-      }
-      top().hasQuantifier = true;
-      quantifiers++;
-      if (max > WIDE_REPEAT) wide++;
-      if (wide > MAX_WIDE_QUANTIFIERS) {
-        throw invalid(
-          `the regex has more than ${MAX_WIDE_QUANTIFIERS} unbounded repetitions (*, +, {n,}); ` +
-            'split the search or use a literal pattern',
-        );
-      }
-      if (quantifiers > MAX_QUANTIFIERS) {
-        throw invalid(`the regex has more than ${MAX_QUANTIFIERS} repetitions; simplify it`);
-      }
-      atom = undefined;
-    } else {
-      atom = { kind: 'simple' };
-    }
-  }
-  if (frames.length !== 1) throw invalid('the regex has an unclosed "("');
-  try {
-    return new RegExp(pattern, 'u');
-  } catch (err) {
-    throw invalid(`not a valid regular expression: ${err instanceof Error ? err.message : err}`);
-  }
 }
 
 /** Why a search stopped: the abort reason when it is a FileError, else a generic `timeout`. */
@@ -159,8 +25,8 @@ export function abortError(signal: AbortSignal): FileError {
 }
 
 /**
- * Keeps a long search responsive: checks the abort signal on every step and yields to the
- * event loop every few milliseconds of work so timers (time budgets) and cancellation fire.
+ * Keeps a long search responsive: checks the abort signal and yields to the event loop every
+ * few milliseconds of work, so timers (time budgets) and cancellation fire.
  */
 export class SearchBudget {
   readonly #signal: AbortSignal | undefined;
@@ -176,7 +42,16 @@ export class SearchBudget {
     if (this.#signal?.aborted) throw abortError(this.#signal);
   }
 
-  /** One unit of work; `heavy` steps (regex lines) look at the clock every time. */
+  /**
+   * Without awaiting: true when the caller should `await step(true)` now (it has been a few
+   * milliseconds since the last yield, or the search was aborted). Cheap enough per file.
+   */
+  due(): boolean {
+    if (this.#signal?.aborted) return true;
+    return performance.now() - this.#lastYield >= 8;
+  }
+
+  /** One unit of work; `heavy` steps (a file, a slice of regex work) look at the clock every time. */
   async step(heavy = false): Promise<void> {
     this.check();
     if (!heavy && ++this.#steps % 256 !== 0) return;
@@ -191,6 +66,11 @@ export class SearchBudget {
 export interface TextSearcher {
   /** The literal text searched for, when not a regex (backends may pre-filter raw bytes). */
   readonly literal: string | undefined;
+  /**
+   * Text every matching line contains: each group has a piece in the line (`[[literal]]` for
+   * a literal search, `[]` when nothing is required). Backends may skip files without it.
+   */
+  readonly required: readonly (readonly string[])[];
   /** Matching lines of `text` (1-based), at most `limit`, honouring the budget. */
   search(path: string, text: string, limit: number, budget: SearchBudget): Promise<GrepMatch[]>;
 }
@@ -227,51 +107,221 @@ async function searchLiteral(
     if (lineEnd < 0) lineEnd = text.length;
     out.push({ path, line, text: cutLine(text.slice(lineStart, lineEnd)) });
     from = lineEnd + 1;
-    await budget.step();
+    if (budget.due()) await budget.step(true);
   }
   return out;
 }
 
+const NEWLINE = 0x0a;
+
+/**
+ * {@link searchLiteral} on raw UTF-8 bytes: finds `literal` (UTF-8 encoded, without line
+ * breaks) with `Buffer.indexOf`, counts lines only up to each hit and decodes only the matching
+ * lines, so a file without the text costs one scan and no string. Synchronous and bounded by the
+ * file's size; the same answers as the text search because UTF-8 is self-synchronizing.
+ */
+export function searchLiteralBytes(
+  literal: Uint8Array,
+  path: string,
+  data: Buffer,
+  limit: number,
+): GrepMatch[] {
+  const out: GrepMatch[] = [];
+  let from = 0;
+  let line = 1;
+  let counted = 0;
+  while (out.length < limit) {
+    const idx = data.indexOf(literal, from);
+    if (idx < 0) break;
+    const lineStart = idx === 0 ? 0 : data.lastIndexOf(NEWLINE, idx - 1) + 1;
+    for (
+      let j = data.indexOf(NEWLINE, counted);
+      j !== -1 && j < lineStart;
+      j = data.indexOf(NEWLINE, j + 1)
+    ) {
+      line++;
+    }
+    counted = lineStart;
+    let lineEnd = data.indexOf(NEWLINE, idx);
+    if (lineEnd < 0) lineEnd = data.length;
+    // Decode at most what can be shown (4 bytes a character), then cut like every backend.
+    const stop = Math.min(lineEnd, lineStart + MAX_MATCH_TEXT_CHARS * 4 + 1);
+    out.push({ path, line, text: cutLine(data.toString('utf8', lineStart, stop)) });
+    from = lineEnd + 1;
+  }
+  return out;
+}
+
+/**
+ * Checks the text the pattern requires: undefined when some group has no piece in `text`
+ * (nothing can match); otherwise the group to look for line by line, the one first seen
+ * furthest into the text (likely the rarest), or null when nothing is required.
+ */
+function leadGroup(
+  text: string,
+  required: readonly (readonly string[])[],
+): readonly string[] | null | undefined {
+  let lead: readonly string[] | null = null;
+  let leadFirst = -1;
+  for (const group of required) {
+    let first = -1;
+    for (const piece of group) {
+      const at = text.indexOf(piece);
+      if (at >= 0 && (first < 0 || at < first)) first = at;
+    }
+    if (first < 0) return undefined;
+    if (first > leadFirst) {
+      lead = group;
+      leadFirst = first;
+    }
+  }
+  return lead;
+}
+
+/**
+ * Yields the lines worth matching, as [start, end) of `text` with 1-based numbers: every
+ * line, or, when the pattern requires some text, only lines holding a piece of its lead group
+ * (found with indexOf, each piece's next position remembered so the text is scanned once).
+ */
+function* candidateLines(
+  text: string,
+  lead: readonly string[] | null,
+): Generator<[start: number, end: number, line: number]> {
+  if (!lead) {
+    let pos = 0;
+    for (let line = 1; ; line++) {
+      const nl = text.indexOf('\n', pos);
+      if (nl < 0 && pos === text.length && pos > 0) return; // no phantom line after a final newline
+      yield [pos, nl < 0 ? text.length : nl, line];
+      if (nl < 0) return;
+      pos = nl + 1;
+    }
+  }
+  const next = lead.map((piece) => text.indexOf(piece));
+  let line = 1;
+  let counted = 0;
+  for (;;) {
+    let idx = -1;
+    for (const at of next) if (at >= 0 && (idx < 0 || at < idx)) idx = at;
+    if (idx < 0) return;
+    const start = idx === 0 ? 0 : text.lastIndexOf('\n', idx - 1) + 1;
+    for (
+      let j = text.indexOf('\n', counted);
+      j !== -1 && j < start;
+      j = text.indexOf('\n', j + 1)
+    ) {
+      line++;
+    }
+    counted = start;
+    const nl = text.indexOf('\n', idx);
+    const end = nl < 0 ? text.length : nl;
+    yield [start, end, line];
+    if (nl < 0) return;
+    for (let k = 0; k < next.length; k++) {
+      if ((next[k] as number) >= 0 && (next[k] as number) <= nl) {
+        next[k] = text.indexOf(lead[k] as string, nl + 1);
+      }
+    }
+  }
+}
+
+/**
+ * Like {@link candidateLines} for a pattern that requires no fixed text but can only begin with
+ * certain characters: yields, for each line holding one, the range from the first such
+ * character to the line's end (a scan from there answers for the whole line).
+ */
+function* startLines(
+  text: string,
+  matcher: RegexMatcher,
+): Generator<[start: number, end: number, line: number]> {
+  let line = 1;
+  let counted = 0;
+  let pos = 0;
+  for (;;) {
+    const idx = matcher.nextStart(text, pos);
+    if (idx < 0) return;
+    const lineStart = idx === 0 ? 0 : text.lastIndexOf('\n', idx - 1) + 1;
+    for (
+      let j = text.indexOf('\n', counted);
+      j !== -1 && j < lineStart;
+      j = text.indexOf('\n', j + 1)
+    ) {
+      line++;
+    }
+    counted = lineStart;
+    const nl = text.indexOf('\n', idx);
+    yield [idx, nl < 0 ? text.length : nl, line];
+    if (nl < 0) return;
+    pos = nl + 1;
+  }
+}
+
+/**
+ * Matching lines of `text` for a compiled regex, run line by line on the linear-time engine
+ * (whole lines, no length cap: the work is at most about `text length x 2 x program size`
+ * steps), skipping lines without the text the pattern requires. Between slices of work it
+ * looks at the budget, so an abort or a time limit stops even one huge line.
+ */
 async function searchRegex(
-  re: RegExp,
+  matcher: RegexMatcher,
   path: string,
   text: string,
   limit: number,
   budget: SearchBudget,
 ): Promise<GrepMatch[]> {
   const out: GrepMatch[] = [];
-  let pos = 0;
-  let line = 1;
-  while (out.length < limit && pos <= text.length) {
-    const nl = text.indexOf('\n', pos);
-    if (nl < 0 && pos === text.length && pos > 0) break; // no phantom line after a final newline
-    const end = nl < 0 ? text.length : nl;
-    let scanned = text.slice(pos, Math.min(end, pos + MAX_REGEX_LINE_CHARS));
-    if (scanned.endsWith('\r') && end - pos <= MAX_REGEX_LINE_CHARS) scanned = scanned.slice(0, -1);
-    if (re.test(scanned)) out.push({ path, line, text: cutLine(text.slice(pos, end)) });
-    await budget.step(true);
-    if (nl < 0) break;
-    pos = nl + 1;
-    line++;
+  const lead = leadGroup(text, matcher.required);
+  if (lead === undefined) return out;
+  let pauseAt = matcher.steps + REGEX_SLICE_STEPS;
+  const lines =
+    lead === null && matcher.canSkip ? startLines(text, matcher) : candidateLines(text, lead);
+  for (const [start, end, line] of lines) {
+    if (out.length >= limit) break;
+    const bodyEnd = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
+    matcher.begin(text, start, bodyEnd);
+    let hit = matcher.advance(pauseAt);
+    while (hit === undefined) {
+      await budget.step(true);
+      pauseAt = matcher.steps + REGEX_SLICE_STEPS;
+      hit = matcher.advance(pauseAt);
+    }
+    if (hit) {
+      const lineStart = start === 0 ? 0 : text.lastIndexOf('\n', start - 1) + 1;
+      out.push({ path, line, text: cutLine(text.slice(lineStart, end)) });
+    }
+    if (matcher.steps >= pauseAt || budget.due()) {
+      await budget.step(true);
+      pauseAt = matcher.steps + REGEX_SLICE_STEPS;
+    }
   }
   return out;
 }
 
 /**
  * Validates a grep pattern and returns its searcher. Literal by default (a plain substring,
- * case-sensitive, within one line); with `regex: true` the pattern must pass
- * {@link compileSafeRegex} and each line is scanned up to {@link MAX_REGEX_LINE_CHARS}.
- * Every backend should search through this so all of them accept and refuse the same patterns.
+ * case-sensitive, within one line); with `regex: true` the pattern is compiled by
+ * {@link compileRegex} and whole lines are matched on its linear-time engine. Every backend
+ * searches through this, so all of them accept and refuse the same patterns.
  */
 export function compileSearcher(pattern: string, options: { regex?: boolean } = {}): TextSearcher {
   if (typeof pattern !== 'string' || pattern.length === 0) {
     throw invalid('the pattern is empty; give the text to search for');
   }
   if (options.regex) {
-    const re = compileSafeRegex(pattern);
+    let idle: RegexMatcher | undefined = compileRegex(pattern);
     return {
       literal: undefined,
-      search: (path, text, limit, budget) => searchRegex(re, path, text, limit, budget),
+      required: idle.required,
+      search: async (path, text, limit, budget) => {
+        // A matcher runs one scan at a time; a concurrent search gets its own copy.
+        const matcher = idle ?? compileRegex(pattern);
+        idle = undefined;
+        try {
+          return await searchRegex(matcher, path, text, limit, budget);
+        } finally {
+          idle = matcher;
+        }
+      },
     };
   }
   if (pattern.length > MAX_LITERAL_PATTERN_LENGTH) {
@@ -284,6 +334,7 @@ export function compileSearcher(pattern: string, options: { regex?: boolean } = 
   }
   return {
     literal: pattern,
+    required: [[pattern]],
     search: (path, text, limit, budget) => searchLiteral(pattern, path, text, limit, budget),
   };
 }

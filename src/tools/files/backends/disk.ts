@@ -24,8 +24,16 @@ import {
   type GrepOptions,
 } from '../backend.js';
 import { compileGlob, createPathFilter, splitGlob } from '../glob.js';
-import { baseName, normalizePath, parentPath, pathSegments, ROOT } from '../paths.js';
-import { checkMaxCount, compileSearcher, SearchBudget, type TextSearcher } from '../search.js';
+import {
+  baseName,
+  isPlainName,
+  MAX_PATH_LENGTH,
+  normalizePath,
+  parentPath,
+  pathSegments,
+  ROOT,
+} from '../paths.js';
+import { checkMaxCount, compileSearcher, SearchBudget, searchLiteralBytes } from '../search.js';
 import {
   checkSizeCaps,
   checkTextContent,
@@ -53,9 +61,13 @@ const HAS_PROC_FD = process.platform === 'linux' && existsSync('/proc/self/fd');
 export interface DiskBackendHooks {
   /**
    * Runs after the parent directory is resolved and just before the final open, unlink or
-   * listing. @internal Only for tests that simulate a symlink swapped in mid-operation.
+   * listing; in a walk (glob, grep), after listing a directory and before each entry is opened
+   * or visited (`walk`). @internal Only for tests that simulate a symlink swapped in mid-operation.
    */
-  beforeOpen?(path: string, op: 'read' | 'write' | 'delete' | 'list'): void | Promise<void>;
+  beforeOpen?(
+    path: string,
+    op: 'read' | 'write' | 'delete' | 'list' | 'walk',
+  ): void | Promise<void>;
 }
 
 /** Options for {@link DiskBackend}. */
@@ -77,11 +89,41 @@ interface OpenDir {
   host: string;
 }
 
-/** A file found by a walk: virtual path and the host path it must still resolve to. */
-interface WalkedFile {
+/** A directory during a walk: an open descriptor (-1 while let go) and its paths. */
+interface WalkDir {
+  fd: number;
+  /** Virtual path. */
   path: string;
+  /** Real host path it had when the walk reached it. */
   host: string;
+  /** Levels below the walk's start. */
+  depth: number;
 }
+
+/** Called for each file a walk meets; returns (or resolves to) true to stop the walk. */
+type FileVisitor = (
+  dir: WalkDir,
+  name: string,
+  path: string,
+  linkTarget: string | undefined,
+) => boolean | Promise<boolean>;
+
+const FILE = 0;
+const DIR = 1;
+const LINK = 2;
+
+interface WalkEntry {
+  key: string;
+  name: string;
+  kind: typeof FILE | typeof DIR | typeof LINK;
+}
+
+function byKey(a: WalkEntry, b: WalkEntry): number {
+  return a.key < b.key ? -1 : a.key > b.key ? 1 : 0;
+}
+
+/** Most directory descriptors one walk holds open at once (one per level below the start). */
+const MAX_HELD_DIRS = 32;
 
 class NotADirectory extends Error {
   constructor(readonly path: string) {
@@ -348,13 +390,17 @@ export class DiskBackend implements FileBackend {
   async #usage(): Promise<number> {
     if (this.#used !== undefined) return this.#used;
     let total = 0;
-    const files = await this.#walk(ROOT, this.#root, Number.POSITIVE_INFINITY);
-    const budget = new SearchBudget();
-    for (const f of files) {
-      const st = lstatSync(f.host, { throwIfNoEntry: false });
-      if (st?.isFile()) total += st.size;
-      await budget.step();
-    }
+    await this.#walk(
+      ROOT,
+      this.#root,
+      Number.POSITIVE_INFINITY,
+      new SearchBudget(),
+      (dir, name) => {
+        const st = lstatSync(this.#inDir(dir, name), { throwIfNoEntry: false });
+        if (st?.isFile()) total += st.size;
+        return false;
+      },
+    );
     this.#used = total;
     return total;
   }
@@ -546,69 +592,152 @@ export class DiskBackend implements FileBackend {
     }
   }
 
-  /**
-   * Regular files under a directory (virtual `dir`, verified real `host`), down to `maxDepth`
-   * levels, sorted by path. Directories are opened without following links and verified;
-   * in-root symlinks to files are included, symlinked directories are not descended.
-   * Uses synchronous calls in slices of a few milliseconds (see {@link SearchBudget}): far
-   * faster than one thread-pool round trip per call, without holding the event loop long.
-   */
-  async #walk(
-    dir: string,
-    host: string,
-    maxDepth: number,
-    budget: SearchBudget = new SearchBudget(),
-  ): Promise<WalkedFile[]> {
-    const files: WalkedFile[] = [];
-    const stack: Array<{ path: string; host: string; depth: number }> = [
-      { path: dir, host, depth: 0 },
-    ];
-    while (stack.length > 0) {
-      const cur = stack.pop() as { path: string; host: string; depth: number };
-      await budget.step(true);
-      let entries: Dirent[];
-      let fd: number;
-      try {
-        fd = openSync(cur.host, DIR_FLAGS);
-      } catch {
-        continue; // vanished or replaced by a link since it was listed
-      }
-      try {
-        if (HAS_PROC_FD && readlinkSync(`/proc/self/fd/${fd}`) !== cur.host) continue;
-        entries = readdirSync(HAS_PROC_FD ? `/proc/self/fd/${fd}` : cur.host, {
-          withFileTypes: true,
-        });
-      } catch {
-        continue;
-      } finally {
-        closeSync(fd);
-      }
-      for (const entry of entries) {
-        const path = childPath(cur.path, entry.name);
-        if (!this.#validName(path)) continue;
-        const entryHost = `${cur.host}/${entry.name}`;
-        if (entry.isFile()) files.push({ path, host: entryHost });
-        else if (entry.isDirectory()) {
-          if (cur.depth + 1 < maxDepth) stack.push({ path, host: entryHost, depth: cur.depth + 1 });
-        } else if (entry.isSymbolicLink()) {
-          const real = this.#resolveInsideSync(entryHost);
-          if (real && statSync(real, { throwIfNoEntry: false })?.isFile()) {
-            files.push({ path, host: real });
-          }
-        }
-      }
-    }
-    return files.sort(byPath);
+  /** The path that reaches `name` inside a walked directory (through its descriptor on Linux). */
+  #inDir(dir: WalkDir, name: string): string {
+    return HAS_PROC_FD ? `/proc/self/fd/${dir.fd}/${name}` : `${dir.host}/${name}`;
   }
 
-  /** Real path of a link's target when it lies inside the root, else undefined. */
-  #resolveInsideSync(hostPath: string): string | undefined {
+  /**
+   * Opens a directory by host path for a walk and checks it is still `host` (inside the root);
+   * undefined when it vanished or was replaced.
+   */
+  #openWalkDirSync(host: string): number | undefined {
+    let fd: number | undefined;
     try {
-      const real = realpathSync(hostPath);
-      return this.#contains(real) ? real : undefined;
+      fd = openSync(host, DIR_FLAGS);
+      const real = HAS_PROC_FD ? readlinkSync(`/proc/self/fd/${fd}`) : realpathSync(host);
+      if (real !== host || !this.#contains(real)) {
+        closeSync(fd);
+        return undefined;
+      }
+      return fd;
+    } catch {
+      if (fd !== undefined) closeSync(fd);
+      return undefined;
+    }
+  }
+
+  /**
+   * Opens subdirectory `name` of a walked directory. On Linux it is opened through the
+   * parent's verified descriptor with O_NOFOLLOW (openat semantics): a single name, no links,
+   * so it lies inside the parent and needs no further check. Elsewhere, by real path.
+   */
+  #openChildDirSync(dir: WalkDir, name: string, path: string): WalkDir | undefined {
+    const host = `${dir.host}/${name}`;
+    if (!HAS_PROC_FD) {
+      const fd = this.#openWalkDirSync(host);
+      return fd === undefined ? undefined : { fd, path, host, depth: dir.depth + 1 };
+    }
+    try {
+      return { fd: openSync(this.#inDir(dir, name), DIR_FLAGS), path, host, depth: dir.depth + 1 };
+    } catch {
+      return undefined; // vanished, or became a link or a file since it was listed
+    }
+  }
+
+  /** Real path of an in-root symlink's target when it is a regular file inside the root. */
+  #linkedFileSync(dir: WalkDir, name: string): string | undefined {
+    try {
+      const real = realpathSync(this.#inDir(dir, name));
+      return this.#contains(real) && statSync(real).isFile() ? real : undefined;
     } catch {
       return undefined;
     }
+  }
+
+  /**
+   * Walks the regular files under a directory (virtual `path`, verified real `host`) down to
+   * `maxDepth` levels, calling `visit` for each in path order (the order of a sorted list of
+   * full paths) until it returns true. Every directory is opened through its verified parent
+   * (see {@link DiskBackend.#openChildDirSync}); in-root symlinks to files are visited with
+   * their real target, symlinked directories are not descended, special files are skipped.
+   * Synchronous calls, yielding to the event loop every few milliseconds (see
+   * {@link SearchBudget}): far faster than one thread-pool round trip per call.
+   */
+  async #walk(
+    path: string,
+    host: string,
+    maxDepth: number,
+    budget: SearchBudget,
+    visit: FileVisitor,
+  ): Promise<void> {
+    const fd = this.#openWalkDirSync(host);
+    if (fd === undefined) return;
+    const dir: WalkDir = { fd, path, host, depth: 0 };
+    try {
+      await this.#walkDir(dir, maxDepth, budget, visit, 1);
+    } finally {
+      if (dir.fd >= 0) closeSync(dir.fd);
+    }
+  }
+
+  /** One directory of {@link DiskBackend.#walk}; true when the visitor asked to stop. */
+  async #walkDir(
+    dir: WalkDir,
+    maxDepth: number,
+    budget: SearchBudget,
+    visit: FileVisitor,
+    held: number,
+  ): Promise<boolean> {
+    if (budget.due()) await budget.step(true);
+    let entries: Dirent[];
+    try {
+      entries = readdirSync(HAS_PROC_FD ? `/proc/self/fd/${dir.fd}` : dir.host, {
+        withFileTypes: true,
+      });
+    } catch {
+      return false; // vanished since it was opened
+    }
+    const room = MAX_PATH_LENGTH - (dir.path === ROOT ? 0 : dir.path.length) - 1;
+    const items: WalkEntry[] = [];
+    for (const entry of entries) {
+      const name = entry.name;
+      if (name.length > room || !isPlainName(name)) continue;
+      if (entry.isFile()) items.push({ key: name, name, kind: FILE });
+      else if (entry.isDirectory()) {
+        // "name/" sorts a directory's files exactly where full paths would put them.
+        if (dir.depth + 1 < maxDepth) items.push({ key: `${name}/`, name, kind: DIR });
+      } else if (entry.isSymbolicLink()) items.push({ key: name, name, kind: LINK });
+    }
+    items.sort(byKey);
+    const hook = this.#hooks.beforeOpen;
+    for (const item of items) {
+      const path = childPath(dir.path, item.name);
+      if (hook) await hook(path, 'walk');
+      if (item.kind === DIR) {
+        const child = this.#openChildDirSync(dir, item.name, path);
+        if (!child) continue;
+        // Hold at most MAX_HELD_DIRS descriptors: past that, let go of this one and reopen it.
+        const release = held >= MAX_HELD_DIRS;
+        if (release) {
+          closeSync(dir.fd);
+          dir.fd = -1;
+        }
+        let stop: boolean;
+        try {
+          stop = await this.#walkDir(child, maxDepth, budget, visit, release ? held : held + 1);
+        } finally {
+          if (child.fd >= 0) closeSync(child.fd);
+        }
+        if (stop) return true;
+        if (release) {
+          const fd = this.#openWalkDirSync(dir.host);
+          if (fd === undefined) return false;
+          dir.fd = fd;
+        }
+        continue;
+      }
+      let target: string | undefined;
+      if (item.kind === LINK) {
+        target = this.#linkedFileSync(dir, item.name);
+        if (target === undefined) continue;
+      }
+      if (budget.due()) await budget.step(true);
+      let stop = visit(dir, item.name, path, target);
+      if (typeof stop !== 'boolean') stop = await stop;
+      if (stop) return true;
+    }
+    return false;
   }
 
   /** Real host path of a directory given by virtual path; NotADirectory when it is a file. */
@@ -632,11 +761,13 @@ export class DiskBackend implements FileBackend {
       }
       throw err;
     }
-    const files = await this.#walk(split.base, host, glob.maxDepth);
     const cut = split.base === ROOT ? 1 : split.base.length + 1;
-    return files
-      .filter((f) => glob.matches(f.path.slice(cut)))
-      .map((f) => ({ path: f.path, isDir: false }));
+    const out: FileInfo[] = [];
+    await this.#walk(split.base, host, glob.maxDepth, new SearchBudget(), (_dir, _name, path) => {
+      if (glob.matches(path.slice(cut))) out.push({ path, isDir: false });
+      return false;
+    });
+    return out;
   }
 
   async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
@@ -646,55 +777,89 @@ export class DiskBackend implements FileBackend {
     const filter = createPathFilter(options.glob, base);
     const budget = new SearchBudget(options.signal);
     budget.check();
-    let files: WalkedFile[] | undefined;
+    let host: string;
     try {
-      const host = await this.#dirHost(base);
-      files = await this.#walk(base, host, Number.POSITIVE_INFINITY, budget);
+      host = await this.#dirHost(base);
     } catch (err) {
       if (!(err instanceof NotADirectory)) throw err;
-    }
-    if (!files) {
       // `base` is a file: search it alone, with the same errors read() gives.
       const text = await this.read(base);
       return filter(base) ? searcher.search(base, text, limit, budget) : [];
     }
-    const wanted = files.filter((f) => filter(f.path));
     const out: GrepMatch[] = [];
-    for (const file of wanted) {
-      if (out.length >= limit) break;
-      await budget.step(true);
-      const text = this.#readForGrep(file, searcher);
-      if (text === undefined) continue;
-      const hits = await searcher.search(file.path, text, limit - out.length, budget);
-      for (const h of hits) out.push(h);
-    }
+    const reader = new GrepReader(this.#maxFileBytes);
+    const literal =
+      searcher.literal === undefined ? undefined : Buffer.from(searcher.literal, 'utf8');
+    // Text every matching line holds: a file without it is skipped before any decoding.
+    const required = searcher.required.map((group) =>
+      group.map((piece) => Buffer.from(piece, 'utf8')),
+    );
+    await this.#walk(base, host, Number.POSITIVE_INFINITY, budget, (dir, name, path, target) => {
+      if (!filter(path)) return false;
+      // A plain entry opens through its verified directory; a link's target is re-checked.
+      const data =
+        target === undefined ? reader.read(this.#inDir(dir, name)) : reader.read(target, target);
+      if (data === undefined) return false;
+      for (const group of required) {
+        if (!group.some((piece) => data.indexOf(piece) >= 0)) return false;
+      }
+      if (!isText(data)) return false;
+      if (literal !== undefined) {
+        for (const hit of searchLiteralBytes(literal, path, data, limit - out.length)) {
+          out.push(hit);
+        }
+        return out.length >= limit;
+      }
+      const text = data.toString('utf8');
+      return searcher.search(path, text, limit - out.length, budget).then((hits) => {
+        for (const hit of hits) out.push(hit);
+        return out.length >= limit;
+      });
+    });
     return out;
   }
+}
 
-  /**
-   * A walked file's text for grep, or undefined to skip it (binary, too big, gone, moved out).
-   * Synchronous, called between budget steps; the descriptor is verified like every other.
-   */
-  #readForGrep(file: WalkedFile, searcher: TextSearcher): string | undefined {
+/** True for UTF-8 text without NUL bytes: what grep searches (binary files are skipped). */
+function isText(data: Buffer): boolean {
+  return !data.includes(0) && isUtf8(data);
+}
+
+/**
+ * Reads files for grep into one reused buffer (no allocation per file): open, fstat, read,
+ * close. Skips (undefined) anything gone, not a regular file, over the size cap or, when
+ * `expect` is given, whose descriptor does not resolve to exactly that host path.
+ */
+class GrepReader {
+  #buf = Buffer.allocUnsafe(64 * 1024);
+  readonly #maxBytes: number;
+
+  constructor(maxBytes: number) {
+    this.#maxBytes = maxBytes;
+  }
+
+  /** The file's bytes, valid until the next call. */
+  read(at: string, expect?: string): Buffer | undefined {
     let fd: number | undefined;
     try {
-      fd = openSync(file.host, READ_FLAGS);
-      if (HAS_PROC_FD && readlinkSync(`/proc/self/fd/${fd}`) !== file.host) return undefined;
+      fd = openSync(at, READ_FLAGS);
+      if (expect !== undefined && HAS_PROC_FD && readlinkSync(`/proc/self/fd/${fd}`) !== expect) {
+        return undefined;
+      }
       const st = fstatSync(fd);
-      if (!st.isFile() || st.size > this.#maxFileBytes) return undefined;
-      const buf = Buffer.allocUnsafe(st.size);
+      if (!st.isFile() || st.size > this.#maxBytes) return undefined;
+      if (st.size > this.#buf.length) {
+        this.#buf = Buffer.allocUnsafe(
+          Math.min(this.#maxBytes, Math.max(st.size, this.#buf.length * 2)),
+        );
+      }
       let got = 0;
       while (got < st.size) {
-        const n = readSync(fd, buf, got, st.size - got, got);
+        const n = readSync(fd, this.#buf, got, st.size - got, got);
         if (n === 0) break;
         got += n;
       }
-      const data = got === st.size ? buf : buf.subarray(0, got);
-      if (searcher.literal !== undefined && !data.includes(searcher.literal, 0, 'utf8')) {
-        return undefined;
-      }
-      if (data.includes(0) || !isUtf8(data)) return undefined;
-      return data.toString('utf8');
+      return this.#buf.subarray(0, got);
     } catch {
       return undefined;
     } finally {

@@ -1,4 +1,5 @@
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { TasklineError } from '../../../core/errors.js';
 import {
   ancestorsOf,
@@ -35,6 +36,17 @@ const SCHEMA = `CREATE TABLE IF NOT EXISTS taskline_files (
   content TEXT NOT NULL,
   PRIMARY KEY (tenant, user_id, path)
 )`;
+
+let sqlite: typeof Database | undefined;
+
+/**
+ * better-sqlite3, loaded on the first store that opens a database file, so importing taskline
+ * does not load the native module (cold-start budget); an app passing `db` never loads it here.
+ */
+function loadSqlite(): typeof Database {
+  sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return sqlite;
+}
 
 const NS = 'tenant = @tenant AND user_id = @user';
 const IN_RANGE = `${NS} AND path >= @lo AND path < @hi`;
@@ -79,7 +91,8 @@ export class SqliteFileStore extends StoreFileBackend {
       this.db = options.db;
       this.owned = false;
     } else if (typeof options.path === 'string' && options.path.length > 0) {
-      this.db = new Database(options.path, { timeout: 10_000 });
+      const Sqlite = loadSqlite();
+      this.db = new Sqlite(options.path, { timeout: 10_000 });
       this.owned = true;
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = NORMAL');
