@@ -9,7 +9,8 @@ export type TasklineErrorCode =
   | 'script_mismatch'
   | 'expectation_failed'
   | 'session_closed'
-  | 'limit_exceeded';
+  | 'limit_exceeded'
+  | 'conflict';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

@@ -1,5 +1,6 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod';
+import { TasklineError } from '../core/errors.js';
 import { fromSpec, type TaskDefinition, type TaskOverrides } from './define.js';
 import * as parse from './parsers/index.js';
 import type { ParseResult } from './parsers/result.js';
@@ -76,11 +77,20 @@ export function choice<const V extends string>(
   );
 }
 
-/** A number, optionally bounded and whole; "forty two" needs no model. */
+/**
+ * A number, optionally bounded and whole; "forty two" needs no model. With `keypad: true`
+ * (and a `max`), the caller may also key it in: entry ends as soon as no more digits fit.
+ */
 export function number(
-  options: PrebuiltOptions<number> & parse.NumberOptions,
+  options: Omit<PrebuiltOptions<number>, 'keypad'> & parse.NumberOptions & { keypad?: boolean },
 ): TaskDefinition<number> {
-  const { min, max, integer, ...rest } = options;
+  const { min, max, integer, keypad, ...rest } = options;
+  if (keypad && (max === undefined || !Number.isInteger(max) || max < 0)) {
+    throw new TasklineError(
+      'invalid_argument',
+      'number({ keypad: true }) needs a whole `max` so keypad entry knows when it is complete.',
+    );
+  }
   const bounds = { min, max, integer };
   let schema = z.number();
   if (integer) schema = schema.int();
@@ -93,6 +103,14 @@ export function number(
     {
       parse: (text) => parse.number(text, bounds),
       normalize: (v) => parse.number(String(v), bounds),
+      keypad:
+        keypad && max !== undefined
+          ? {
+              maxDigits: String(max).length,
+              // "0", or keys no further digit can extend within `max`, are a whole answer.
+              isComplete: (keys: string) => keys === '0' || Number(keys) * 10 > max,
+            }
+          : undefined,
       readBack: (v) => parse.readBack('number', v),
     },
     rest,

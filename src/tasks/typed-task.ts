@@ -55,6 +55,12 @@ export interface TaskSpec<T> {
    * model call. Default true.
    */
   detectRefusal?: boolean;
+  /**
+   * Also accept the answer on the keypad: keys are collected until `finishOnKey` (default
+   * '#'), `maxDigits`, `isComplete(keys)` or `interDigitTimeoutMs` of quiet, then handled
+   * exactly like a spoken answer (parsed without a model), with modality 'dtmf'.
+   */
+  keypad?: KeypadEntry;
   /** Send what `parse` cannot resolve to the model (default true). False: count a no-match. */
   modelFallback?: boolean;
   /** When to read the value back before accepting it. Default 'never'. */
@@ -71,7 +77,30 @@ export interface TaskSpec<T> {
   chatCtx?: llm.ChatContext;
 }
 
+/** How keypad entry ends for a typed task (see {@link TaskSpec.keypad}). */
+export interface KeypadEntry {
+  /** Most keys one answer takes. */
+  maxDigits: number;
+  /** Ends the entry early (default '#'; '' for none). */
+  finishOnKey?: string;
+  /** Quiet after a key that ends the entry (default 3,000 ms on the call's clock). */
+  interDigitTimeoutMs?: number;
+  /** True when the keys so far are a whole answer (e.g. "7" on a 0-10 scale). */
+  isComplete?: (keys: string) => boolean;
+}
+
 type Phase = 'asking' | 'confirming';
+
+/** What a typed task has counted so far; flows and reports read it. */
+export interface TaskCounters {
+  noInput: number;
+  noMatch: number;
+  invalid: number;
+  /** Read-backs the caller rejected. */
+  rejected: number;
+  /** Caller turns inside the task. */
+  turns: number;
+}
 
 const EXHAUSTIBLE = new Set<FailureStatus>(['noinput', 'nomatch', 'invalid', 'maxRetries']);
 
@@ -98,6 +127,8 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
   private localCallCounter = 0;
   private activeSpeech = 0;
   private noInputTimer: TimerHandle | undefined;
+  private keys = '';
+  private keyTimer: TimerHandle | undefined;
   private watchdogTimer: TimerHandle | undefined;
   private readonly cleanups: Array<() => void> = [];
   private call: CallContext | undefined;
@@ -148,6 +179,11 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
     this.wrapsValue = wrapsValue;
   }
 
+  /** A snapshot of the task's counters (no-input, no-match, invalid, rejected, turns). */
+  get counters(): Readonly<TaskCounters> {
+    return { ...this.counts, turns: this.turns };
+  }
+
   /** Runs the task inline and resolves its outcome; a session torn down mid-task is `cancelled`. */
   override async run(): Promise<Outcome<T>> {
     try {
@@ -182,6 +218,10 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
         reason: `no answer within ${this.watchdog.maxDurationMs} ms`,
       }),
     );
+    if (this.spec.keypad) {
+      const keypad = this.spec.keypad;
+      this.cleanups.push(call.on('dtmf', ({ digit }) => this.onKey(digit, keypad)));
+    }
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
     this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     this.cleanups.push(() =>
@@ -393,13 +433,48 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
 
   private cleanup(): void {
     this.cancelNoInput();
+    this.keyTimer?.cancel();
+    this.keyTimer = undefined;
     this.watchdogTimer?.cancel();
     this.watchdogTimer = undefined;
     for (const off of this.cleanups.splice(0)) off();
   }
 
+  private onKey(digit: string, keypad: KeypadEntry): void {
+    if (this.finished || this.session.currentAgent !== this || !this.call) return;
+    this.cancelNoInput();
+    this.keyTimer?.cancel();
+    this.keyTimer = undefined;
+    if (digit === (keypad.finishOnKey ?? '#')) {
+      this.flushKeys();
+      return;
+    }
+    this.keys += digit;
+    if (this.keys.length >= keypad.maxDigits || keypad.isComplete?.(this.keys)) {
+      this.flushKeys();
+      return;
+    }
+    this.keyTimer = this.call.clock.setTimer(keypad.interDigitTimeoutMs ?? 3_000, () =>
+      this.flushKeys(),
+    );
+  }
+
+  /** Hands the keys to the model path as the caller's answer (the parser resolves them). */
+  private flushKeys(): void {
+    this.keyTimer?.cancel();
+    this.keyTimer = undefined;
+    const keys = this.keys;
+    this.keys = '';
+    if (keys && !this.finished) {
+      this.call?.noteInput('dtmf');
+      this.session.generateReply({ userInput: keys });
+    }
+  }
+
   private trackSpeech(handle: voice.SpeechHandle): void {
-    if (this.finished || this.session.currentAgent !== this) return;
+    // `done` too: a task completed from outside (a flow's go_back, TaskGroup's out_of_scope)
+    // has no activity left to ask about.
+    if (this.finished || this.done || this.session.currentAgent !== this) return;
     this.activeSpeech += 1;
     this.cancelNoInput();
     handle.addDoneCallback(() => {

@@ -148,3 +148,37 @@ describe('defineTask', () => {
     );
   });
 });
+
+describe('keypad entry on a typed task', () => {
+  it('takes a keyed number once no more digits fit, or after the inter-digit pause', async () => {
+    const { number } = await import('../../src/tasks/prebuilt.js');
+    const score = number({
+      question: 'Score from 0 to 10?',
+      min: 0,
+      max: 10,
+      integer: true,
+      keypad: true,
+    });
+    const model = new ScriptedLLM();
+    const first = await start(score, model);
+    await first.caller.dtmf('7');
+    expect(first.desk.outcomes).toEqual([
+      { status: 'ok', value: 7, attempts: 1, modality: 'dtmf' },
+    ]);
+    await first.caller.close();
+
+    const second = await start(score, new ScriptedLLM());
+    await second.caller.dtmf('1');
+    expect(second.desk.outcomes).toEqual([]);
+    await second.caller.silence(3000);
+    expect(second.desk.outcomes).toEqual([
+      { status: 'ok', value: 1, attempts: 1, modality: 'dtmf' },
+    ]);
+    expect(model.requestsFor('number')).toHaveLength(0);
+  });
+
+  it('refuses keypad entry on a number with no maximum', async () => {
+    const { number } = await import('../../src/tasks/prebuilt.js');
+    expect(() => number({ question: 'How many?', keypad: true })).toThrow(/needs a whole `max`/);
+  });
+});

@@ -1,0 +1,64 @@
+import { announce, email, type FlowValueOf, flow, freeText, number, yesNo } from 'taskline';
+
+/** Spoken first; a "no" ends the survey politely. */
+export const CONSENT_QUESTION =
+  'Hi! Do you have a minute for a two-question survey about your visit?';
+/** The 0-10 question; answered by voice or keypad. */
+export const SCORE_QUESTION =
+  'On a scale from 0 to 10, how likely are you to recommend us to a friend? Say the number or press it on your keypad.';
+/** Asked after a score of 0 to 6. */
+export const REASON_QUESTION = 'Sorry to hear that. What is the main reason for your score?';
+/** Asked after a score of 9 or 10. */
+export const REFERRAL_QUESTION =
+  'Wonderful! Would you like to join our referral program and get a gift for every friend you refer?';
+/** Asked after a yes to the referral question. */
+export const EMAIL_QUESTION = 'Great. What email address should we send your referral link to?';
+/** The last line of every survey call. */
+export const THANKS_LINE = 'Thank you for your time. Goodbye!';
+
+const score = number({
+  name: 'score',
+  question: SCORE_QUESTION,
+  min: 0,
+  max: 10,
+  integer: true,
+  keypad: true, // "7" or "1 0" on the phone's keypad works as well as saying it
+});
+
+/**
+ * The customer survey: consent, a 0-10 score (speech or keypad), then a branch on the
+ * score — 0-6 asks why, 9-10 asks about referrals and a contact email, 7-8 goes straight
+ * to the thanks. The caller may go back to change their score.
+ */
+export const surveyFlow = flow('survey', { label: 'customer survey' })
+  .step('consent', yesNo({ name: 'consent', question: CONSENT_QUESTION }), {
+    label: 'consent to the survey',
+    next: { true: 'score', false: 'thanks' },
+  })
+  .step('score', score, {
+    label: 'your score from 0 to 10',
+    canRevisit: true,
+    next: {
+      to: ['reason', 'referral', 'thanks'],
+      pick: (s) => (s <= 6 ? 'reason' : s >= 9 ? 'referral' : 'thanks'),
+      labels: { reason: '0-6', referral: '9-10', thanks: '7-8' },
+    },
+  })
+  .step('reason', freeText({ name: 'reason', question: REASON_QUESTION, maxChars: 300 }), {
+    label: 'the reason for your score',
+    skippable: true,
+    next: 'thanks',
+  })
+  .step('referral', yesNo({ name: 'referral', question: REFERRAL_QUESTION }), {
+    label: 'the referral program',
+    next: { true: 'email', false: 'thanks' },
+  })
+  .step('email', email({ name: 'email', question: EMAIL_QUESTION }), {
+    label: 'your email address',
+    skippable: true,
+    next: 'thanks',
+  })
+  .step('thanks', announce(THANKS_LINE, 'thanks'));
+
+/** The survey's typed answers: `{ consent: boolean; score?: number; reason?: string; ... }`. */
+export type SurveyAnswers = FlowValueOf<typeof surveyFlow>;

@@ -1,0 +1,89 @@
+import { voice } from '@livekit/agents';
+import {
+  type CallModule,
+  defineCallModule,
+  type FlowResult,
+  type FlowRunOptions,
+  type FlowStatus,
+} from 'taskline';
+import { ScriptedLLM } from 'taskline/testing';
+import { type SurveyAnswers, surveyFlow } from './flow.js';
+
+export * from './flow.js';
+
+/** What a survey call reports when it ends: how the flow ended and the typed answers. */
+export interface SurveyOutcome {
+  status: FlowStatus | 'running';
+  answers: Partial<SurveyAnswers>;
+}
+
+/**
+ * The call's agent: it runs the survey flow from `onEnter` and keeps the typed result.
+ * Pass checkpoint options to make calls resumable.
+ */
+export class SurveyCall extends voice.Agent {
+  result: FlowResult<SurveyAnswers> | undefined;
+  private readonly runOptions: FlowRunOptions;
+
+  constructor(runOptions: FlowRunOptions = {}) {
+    super({
+      id: 'survey_call',
+      instructions: 'You run a short customer survey by phone. Keep every reply short.',
+    });
+    this.runOptions = runOptions;
+  }
+
+  override async onEnter(): Promise<void> {
+    this.result = await surveyFlow.run(this.runOptions);
+  }
+
+  /** The outcome so far (`running` until the flow ends). */
+  get outcome(): SurveyOutcome {
+    const r = this.result;
+    return r ? { status: r.status, answers: r.answers } : { status: 'running', answers: {} };
+  }
+}
+
+/**
+ * A stand-in model for the demo: the survey needs none for clear answers (parsers and the
+ * keypad resolve them); anything unclear is reported as unclear, and "change my score"
+ * goes back to the score question.
+ */
+export function createSurveyModel(): ScriptedLLM {
+  return new ScriptedLLM({
+    respond: (req) => {
+      if (req.tools.includes('go_back') && /change|go back/i.test(req.lastUserText ?? '')) {
+        return { toolCalls: [{ name: 'go_back', args: { step: 'score' } }] };
+      }
+      const question = req.messages.filter((m) => m.role === 'assistant').at(0)?.text;
+      if (req.lastToolOutput?.name === 'report_unclear' && question) {
+        return { say: `Sorry, I didn't catch that. ${question}` };
+      }
+      if (req.tools.includes('report_unclear') && !req.lastToolOutput) {
+        return { toolCalls: [{ name: 'report_unclear', args: { reason: 'not an answer' } }] };
+      }
+      return { say: 'Sorry, could you say that again?' };
+    },
+  });
+}
+
+/** The survey packaged for the README demo, `npx taskline run` and tests. */
+export const surveyModule: CallModule<SurveyOutcome> = defineCallModule({
+  name: 'survey',
+  description:
+    'A customer survey flow: consent, a 0-10 score by voice or keypad, then why (0-6) or a referral and email (9-10).',
+  createCall() {
+    const agent = new SurveyCall();
+    return { agent, result: () => agent.outcome };
+  },
+  createScriptedModel: createSurveyModel,
+  demoScript: [
+    { say: 'yes, sure' },
+    { dtmf: '9' },
+    { say: 'yes please' },
+    { say: 'jane dot doe at example dot com' },
+    { say: 'yes' },
+  ],
+});
+
+export default surveyModule;

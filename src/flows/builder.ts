@@ -1,0 +1,250 @@
+import { TasklineError } from '../core/errors.js';
+import type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
+import type {
+  AddStep,
+  AnyStepSource,
+  FlowValue,
+  IsOptional,
+  NextShape,
+  SourceValue,
+  StepInfo,
+} from './infer.js';
+import { type FlowRunOptions, FlowTask } from './runner.js';
+import { END, type FlowLike, type FlowResult, type StepMeta, type StepOptions } from './types.js';
+import { assertValidFlow, type FlowValidation, validateFlow } from './validate.js';
+
+/** Rejects a pick whose function can return a target it did not declare in `to`. */
+export type CheckPick<O> = O extends {
+  next: { to: readonly (infer To)[]; pick: (...args: never[]) => infer P };
+}
+  ? string extends P
+    ? unknown // a widened return type (a block body) is checked at run time instead
+    : [P] extends [To]
+      ? unknown
+      : { next: { pick: (...args: never[]) => To } }
+  : unknown;
+
+/** A flow: declared steps, runnable as an AgentTask, with its result type inferred. */
+export interface Flow<R> extends FlowLike<R> {
+  readonly definition: FlowDefinition;
+  /** A new runner task (an upstream AgentTask); throws if the flow has validation errors. */
+  create(options?: FlowRunOptions): FlowTask<R>;
+  /** Creates the runner and awaits its result (inside a tool or `onEnter`). */
+  run(options?: FlowRunOptions): Promise<FlowResult<R>>;
+}
+
+/** The result type of a flow (`FlowValueOf<typeof survey>`). */
+export type FlowValueOf<F> = F extends FlowLike<infer R> ? R : never;
+
+const ID = /^[a-z][a-z0-9_]*$/i;
+
+/**
+ * Builds a flow step by step; each `step()` returns a new builder whose result type
+ * includes the step. Branching is data (`next`), so the graph can be validated and drawn
+ * without running it.
+ */
+export class FlowBuilder<Steps extends StepInfo[] = []> implements Flow<FlowValue<Steps>> {
+  readonly kind = 'flow';
+  readonly definition: FlowDefinition;
+  declare readonly __result?: (r: FlowValue<Steps>) => FlowValue<Steps>;
+  private validated = false;
+
+  constructor(definition: FlowDefinition) {
+    this.definition = definition;
+  }
+
+  /** The flow's name (its checkpoint key and the runner task's id). */
+  get name(): string {
+    return this.definition.name;
+  }
+
+  /**
+   * Adds a step that runs `source` (a task definition, a task factory, or another flow).
+   * Its value joins the result under `id`; `next` decides where the call goes after it.
+   */
+  step<
+    const Id extends string,
+    S extends AnyStepSource,
+    const O extends StepOptions<SourceValue<S>> = Record<never, never>,
+  >(
+    id: Id,
+    source: S,
+    options?: O & StepOptions<SourceValue<S>> & CheckPick<O>,
+  ): FlowBuilder<
+    AddStep<Steps, { id: Id; value: SourceValue<S>; optional: IsOptional<O>; next: NextShape<O> }>
+  > {
+    const def = this.definition;
+    const opts = (options ?? {}) as StepOptions<unknown>;
+    checkStep(def, id, opts);
+    const step: StepDef = {
+      id,
+      index: def.steps.length,
+      runner: toRunner(id, source),
+      next: opts.next,
+      canRevisit: opts.canRevisit ?? false,
+      skippable: opts.skippable ?? false,
+      onFailure: opts.onFailure ?? 'fail',
+      label: opts.label,
+      maxVisits: opts.maxVisits,
+      timeoutMs: opts.timeoutMs,
+      context: opts.context,
+      meta: { ...sourceMeta(source), ...opts.meta },
+    };
+    return new FlowBuilder({ ...def, steps: [...def.steps, step] });
+  }
+
+  /** Checks the graph (see {@link validateFlow}). */
+  validate(): FlowValidation {
+    return validateFlow(this.definition);
+  }
+
+  create(options?: FlowRunOptions): FlowTask<FlowValue<Steps>> {
+    if (!this.validated) {
+      assertValidFlow(this.definition);
+      this.validated = true;
+    }
+    return new FlowTask<FlowValue<Steps>>(this.definition, options);
+  }
+
+  run(options?: FlowRunOptions): Promise<FlowResult<FlowValue<Steps>>> {
+    return Promise.resolve().then(() => this.create(options).run());
+  }
+}
+
+/**
+ * Starts a flow declaration.
+ *
+ * @example
+ * const survey = flow('survey')
+ *   .step('consent', yesNo({ name: 'consent', question: 'Do you have a minute?' }),
+ *     { next: { true: 'score', false: 'end' } })
+ *   .step('score', number({ name: 'score', question: 'From 0 to 10?', min: 0, max: 10 }));
+ * const result = await survey.run({ checkpoints }); // FlowResult<{ consent: boolean; score?: number }>
+ */
+export function flow(name: string, options: FlowOptions = {}): FlowBuilder<[]> {
+  if (!ID.test(name)) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Flow name "${name}" must start with a letter and use only letters, digits and "_".`,
+    );
+  }
+  const { maxBackSteps, maxStepRuns } = options;
+  if (
+    maxBackSteps !== undefined &&
+    !(Number.isInteger(maxBackSteps) && maxBackSteps >= 0 && maxBackSteps <= 20)
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `maxBackSteps must be a whole number from 0 to 20 (got ${String(maxBackSteps)}).`,
+    );
+  }
+  if (
+    maxStepRuns !== undefined &&
+    !(Number.isInteger(maxStepRuns) && maxStepRuns >= 1 && maxStepRuns <= 1000)
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `maxStepRuns must be a whole number from 1 to 1000 (got ${String(maxStepRuns)}).`,
+    );
+  }
+  return new FlowBuilder({ name, steps: [], options });
+}
+
+function checkStep(def: FlowDefinition, id: string, opts: StepOptions<unknown>): void {
+  if (!ID.test(id) || id === END) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step id "${id}" must start with a letter, use only letters, digits and "_", and not be "end".`,
+    );
+  }
+  if (def.steps.some((s) => s.id === id)) {
+    throw new TasklineError('invalid_argument', `Flow "${def.name}" already has a step "${id}".`);
+  }
+  if (
+    opts.maxVisits !== undefined &&
+    !(Number.isInteger(opts.maxVisits) && opts.maxVisits >= 1 && opts.maxVisits <= 20)
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step "${id}": maxVisits must be a whole number from 1 to 20 (got ${String(opts.maxVisits)}).`,
+    );
+  }
+  if (
+    opts.timeoutMs !== undefined &&
+    !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs >= 500 && opts.timeoutMs <= 3_600_000)
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step "${id}": timeoutMs must be between 500 and 3600000 ms (got ${String(opts.timeoutMs)}).`,
+    );
+  }
+  const next = opts.next;
+  if (
+    next !== undefined &&
+    typeof next !== 'string' &&
+    (typeof next !== 'object' || next === null)
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step "${id}": next must be a step id, a branch table or { to, pick }.`,
+    );
+  }
+  const onFailure = opts.onFailure;
+  if (
+    onFailure !== undefined &&
+    onFailure !== 'fail' &&
+    onFailure !== 'skip' &&
+    typeof onFailure !== 'function'
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step "${id}": onFailure must be 'fail', 'skip' or an escalation function.`,
+    );
+  }
+}
+
+function toRunner(id: string, source: unknown): StepRunner {
+  if (typeof source === 'function') {
+    return { kind: 'task', create: source as StepRunnerTask, definition: false };
+  }
+  if (typeof source === 'object' && source !== null) {
+    const s = source as {
+      kind?: unknown;
+      definition?: unknown;
+      create?: unknown;
+      schema?: unknown;
+      spec?: unknown;
+    };
+    if (s.kind === 'flow' && typeof s.definition === 'object' && s.definition !== null) {
+      return { kind: 'flow', flow: s.definition as FlowDefinition };
+    }
+    if (typeof s.create === 'function') {
+      const create = s.create as StepRunnerTask;
+      const isTaskDefinition = typeof s.spec === 'object' && typeof s.schema === 'object';
+      return {
+        kind: 'task',
+        create: () => create.call(source),
+        definition: true,
+        ...(isTaskDefinition ? { schema: s.schema as never } : {}),
+      };
+    }
+  }
+  throw new TasklineError(
+    'invalid_argument',
+    `Step "${id}" needs a task definition, a task factory (() => AgentTask) or a flow.`,
+  );
+}
+
+type StepRunnerTask = Extract<StepRunner, { kind: 'task' }>['create'];
+
+/** Menu metadata a source exposes (`meta`, or `keys` / `repeatKey` / `backKey` fields). */
+function sourceMeta(source: unknown): StepMeta {
+  if ((typeof source !== 'object' && typeof source !== 'function') || source === null) return {};
+  const s = source as { meta?: unknown; keys?: unknown; repeatKey?: unknown; backKey?: unknown };
+  const meta: StepMeta =
+    typeof s.meta === 'object' && s.meta !== null ? { ...(s.meta as StepMeta) } : {};
+  if (Array.isArray(s.keys) && s.keys.every((k) => typeof k === 'string')) meta.keys ??= s.keys;
+  if (typeof s.repeatKey === 'string') meta.repeatKey ??= s.repeatKey;
+  if (typeof s.backKey === 'string') meta.backKey ??= s.backKey;
+  return meta;
+}

@@ -1,0 +1,191 @@
+import type { Pool } from 'pg';
+import { TasklineError } from '../../core/errors.js';
+import {
+  type Checkpoint,
+  CheckpointConflictError,
+  type CheckpointKey,
+  type CheckpointStore,
+  checkKey,
+  checkVersion,
+  type FlowState,
+} from './types.js';
+
+/** Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL. */
+export interface PostgresCheckpointOptions {
+  /** A pg pool; the store never ends it. */
+  pool?: Pool;
+  /** A connection string; the store opens (and on close ends) its own pool. */
+  connectionString?: string;
+  /** Table, optionally schema-qualified ("app.checkpoints"). Default `taskline_flow_checkpoints`. */
+  table?: string;
+}
+
+interface Row {
+  version: number;
+  state: FlowState;
+  updated_at: string;
+}
+
+const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+function quoteTable(table: string): string {
+  const parts = table.split('.');
+  if (parts.length > 2 || !parts.every((p) => IDENT.test(p))) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Table name ${JSON.stringify(table)} is not allowed; use letters, digits and "_" (optionally "schema.table").`,
+    );
+  }
+  return parts.map((p) => `"${p}"`).join('.');
+}
+
+/**
+ * Checkpoints in PostgreSQL (`pg`), for many processes or machines. Each write is one
+ * transaction whose UPDATE names the version it replaces, so a racing session loses
+ * cleanly. `pg` is loaded on first use, never by `import 'taskline'`.
+ */
+export class PostgresCheckpointStore implements CheckpointStore {
+  readonly kind = 'postgres';
+  /** The quoted table name. */
+  readonly table: string;
+  private readonly pool: Pool;
+  private readonly owned: boolean;
+  private closed = false;
+
+  /** Opens a pool if needed and creates the table if missing. */
+  static async connect(options: PostgresCheckpointOptions): Promise<PostgresCheckpointStore> {
+    const table = quoteTable(options.table ?? 'taskline_flow_checkpoints');
+    let pool = options.pool;
+    let owned = false;
+    if (!pool) {
+      if (!options.connectionString) {
+        throw new TasklineError(
+          'invalid_argument',
+          'PostgresCheckpointStore needs `pool` or `connectionString`.',
+        );
+      }
+      const { default: pg } = await import('pg');
+      pool = new pg.Pool({ connectionString: options.connectionString, max: 8 });
+      owned = true;
+    }
+    const store = new PostgresCheckpointStore(pool, table, owned);
+    try {
+      await store.init();
+    } catch (err) {
+      await store.close();
+      throw err;
+    }
+    return store;
+  }
+
+  private constructor(pool: Pool, table: string, owned: boolean) {
+    this.pool = pool;
+    this.table = table;
+    this.owned = owned;
+  }
+
+  private async init(): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog; serialize it.
+      await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+        `taskline_flow_checkpoints_ddl:${this.table}`,
+      ]);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (
+        flow text NOT NULL,
+        call_id text NOT NULL,
+        version integer NOT NULL,
+        status text NOT NULL,
+        position text NOT NULL,
+        state jsonb NOT NULL,
+        updated_at bigint NOT NULL,
+        PRIMARY KEY (flow, call_id)
+      )`);
+      await client.query('COMMIT');
+    } catch (err) {
+      await client.query('ROLLBACK').catch(() => {});
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async load(key: CheckpointKey): Promise<Checkpoint | undefined> {
+    checkKey(key);
+    const { rows } = await this.pool.query<Row>(
+      `SELECT version, state, updated_at FROM ${this.table} WHERE flow = $1 AND call_id = $2`,
+      [key.flow, key.callId],
+    );
+    const row = rows[0];
+    if (!row) return undefined;
+    return {
+      key: { ...key },
+      version: row.version,
+      state: row.state,
+      updatedAt: Number(row.updated_at),
+    };
+  }
+
+  async save(key: CheckpointKey, state: FlowState, expectedVersion: number): Promise<number> {
+    checkKey(key);
+    checkVersion(expectedVersion);
+    const json = JSON.stringify(state);
+    const now = Date.now();
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      const result =
+        expectedVersion === 0
+          ? await client.query<{ version: number }>(
+              `INSERT INTO ${this.table} (flow, call_id, version, status, position, state, updated_at)
+               VALUES ($1, $2, 1, $3, $4, $5::jsonb, $6)
+               ON CONFLICT (flow, call_id) DO NOTHING RETURNING version`,
+              [key.flow, key.callId, state.status, state.position, json, now],
+            )
+          : await client.query<{ version: number }>(
+              `UPDATE ${this.table} SET version = version + 1, status = $3, position = $4,
+               state = $5::jsonb, updated_at = $6
+               WHERE flow = $1 AND call_id = $2 AND version = $7 RETURNING version`,
+              [key.flow, key.callId, state.status, state.position, json, now, expectedVersion],
+            );
+      const written = result.rows[0]?.version;
+      if (written === undefined) {
+        const { rows } = await client.query<{ version: number }>(
+          `SELECT version FROM ${this.table} WHERE flow = $1 AND call_id = $2`,
+          [key.flow, key.callId],
+        );
+        await client.query('ROLLBACK');
+        throw new CheckpointConflictError(key, expectedVersion, rows[0]?.version);
+      }
+      await client.query('COMMIT');
+      return written;
+    } catch (err) {
+      if (!(err instanceof CheckpointConflictError)) {
+        await client.query('ROLLBACK').catch(() => {});
+      }
+      throw err;
+    } finally {
+      client.release();
+    }
+  }
+
+  async delete(key: CheckpointKey): Promise<void> {
+    checkKey(key);
+    await this.pool.query(`DELETE FROM ${this.table} WHERE flow = $1 AND call_id = $2`, [
+      key.flow,
+      key.callId,
+    ]);
+  }
+
+  /** Drops the table (tests and teardown). */
+  async drop(): Promise<void> {
+    await this.pool.query(`DROP TABLE IF EXISTS ${this.table}`);
+  }
+
+  async close(): Promise<void> {
+    if (!this.owned || this.closed) return;
+    this.closed = true;
+    await this.pool.end();
+  }
+}
