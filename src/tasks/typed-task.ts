@@ -3,7 +3,14 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { type CallContext, callOf, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
-import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
+import type { FailedOutcome, Outcome } from '../outcome.js';
+import {
+  capReached,
+  EXHAUSTED_STATUSES,
+  joinSpeech,
+  totalFailures,
+  unwoundOutcome,
+} from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
 import type { ParseResult } from './parsers/result.js';
 import { yesNo } from './parsers/yesNo.js';
@@ -102,8 +109,6 @@ export interface TaskCounters {
   turns: number;
 }
 
-const EXHAUSTIBLE = new Set<FailureStatus>(['noinput', 'nomatch', 'invalid', 'maxRetries']);
-
 /**
  * An upstream AgentTask that captures one typed value and always resolves an
  * {@link Outcome}: parsers answer what they can without a model, the model gets a submit
@@ -190,12 +195,7 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
       return await super.run();
     } catch (error) {
       if (!this.entered) throw error;
-      const hungUp = this.call?.hungUp;
-      return {
-        status: hungUp ? 'hangup' : 'cancelled',
-        attempts: this.failures(),
-        reason: hungUp?.reason ?? (error instanceof Error ? error.message : String(error)),
-      };
+      return unwoundOutcome(error, this.call, this.failures());
     } finally {
       this.cleanup();
     }
@@ -382,25 +382,13 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
   /** Ends the task when a cap is reached; true if it did. */
   private checkCaps(): boolean {
     if (this.finished) return true;
-    const r = this.retry;
-    const attempts = this.failures();
-    const end = (status: FailureStatus, reason: string) => {
-      this.finish({ status, attempts, reason });
-      return true;
-    };
-    if (this.counts.noInput >= r.maxNoInput)
-      return end('noinput', `no answer after ${this.counts.noInput} prompts`);
-    if (this.counts.noMatch >= r.maxNoMatch)
-      return end('nomatch', `not understood ${this.counts.noMatch} times`);
-    if (this.counts.invalid >= r.maxInvalid)
-      return end('invalid', `invalid answer ${this.counts.invalid} times`);
-    if (attempts >= r.maxAttempts) return end('maxRetries', `${attempts} failed attempts`);
-    return false;
+    const reached = capReached(this.counts, this.retry);
+    if (reached) this.finish(reached);
+    return reached !== undefined;
   }
 
   private failures(): number {
-    const c = this.counts;
-    return c.noInput + c.noMatch + c.invalid + c.rejected;
+    return totalFailures(this.counts);
   }
 
   private finish(outcome: Outcome<T>): void {
@@ -412,7 +400,11 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
 
   private conclude(outcome: Outcome<T>): void {
     const onExhausted = this.retry.onExhausted;
-    if (outcome.status !== 'ok' && EXHAUSTIBLE.has(outcome.status) && onExhausted !== 'return') {
+    if (
+      outcome.status !== 'ok' &&
+      EXHAUSTED_STATUSES.has(outcome.status) &&
+      onExhausted !== 'return'
+    ) {
       onExhausted(outcome as FailedOutcome).then(
         (escalated) => this.settle(escalated),
         (error: unknown) =>
@@ -576,14 +568,6 @@ function taskInstructions<T>(spec: TaskSpec<T>): string {
     `- If you cannot understand the answer, call ${TASK_TOOLS.unclear}.`,
     `- After reading an answer back, call ${TASK_TOOLS.confirm} with whether the caller agreed.`,
   ].join('\n');
-}
-
-function joinSpeech(...parts: string[]): string {
-  return parts
-    .map((p) => p.trim())
-    .filter(Boolean)
-    .map((p) => (/[.?!]$/.test(p) ? p : `${p}.`))
-    .join(' ');
 }
 
 function stripToolErrorPrefix(text: string): string {

@@ -3,7 +3,14 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { type CallContext, callOf, type DtmfEvent, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
-import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
+import type { FailedOutcome, Outcome } from '../outcome.js';
+import {
+  capReached,
+  EXHAUSTED_STATUSES,
+  joinSpeech,
+  totalFailures,
+  unwoundOutcome,
+} from '../tasks/capture.js';
 import { emptyStream, textStream, toolCallStream } from '../tasks/chunks.js';
 import { pickReprompt, type RetryPolicy, type Watchdog } from '../tasks/policy.js';
 import { logCall } from './log.js';
@@ -35,8 +42,6 @@ export interface KeypadTaskConfig<T> {
 export type FailureKind = 'noInput' | 'noMatch' | 'invalid';
 
 type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
-
-const EXHAUSTIBLE = new Set<FailureStatus>(['noinput', 'nomatch', 'invalid', 'maxRetries']);
 
 /**
  * The shared engine of keypad tasks (collectDigits, menu): an upstream AgentTask that
@@ -107,12 +112,7 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
       return await super.run();
     } catch (error) {
       if (!this.entered) throw error;
-      const hungUp = this.call?.hungUp;
-      return {
-        status: hungUp ? 'hangup' : 'cancelled',
-        attempts: this.failures(),
-        reason: hungUp?.reason ?? (error instanceof Error ? error.message : String(error)),
-      };
+      return unwoundOutcome(error, this.call, this.failures());
     } finally {
       this.cleanup();
     }
@@ -229,7 +229,7 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
 
   /** Failed answers so far. */
   protected failures(): number {
-    return this.counts.noInput + this.counts.noMatch + this.counts.invalid;
+    return totalFailures(this.counts);
   }
 
   /** How the caller's latest input arrived. */
@@ -274,7 +274,11 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
       modality: outcome.status === 'ok' ? outcome.modality : undefined,
     });
     const onExhausted = this.config.retry.onExhausted;
-    if (outcome.status !== 'ok' && EXHAUSTIBLE.has(outcome.status) && onExhausted !== 'return') {
+    if (
+      outcome.status !== 'ok' &&
+      EXHAUSTED_STATUSES.has(outcome.status) &&
+      onExhausted !== 'return'
+    ) {
       this.escalate(outcome);
       return;
     }
@@ -319,20 +323,9 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
 
   private checkCaps(): boolean {
     if (this.finished) return true;
-    const r = this.config.retry;
-    const attempts = this.failures();
-    const end = (status: FailureStatus, reason: string) => {
-      this.finish({ status, attempts, reason });
-      return true;
-    };
-    if (this.counts.noInput >= r.maxNoInput)
-      return end('noinput', `no answer after ${this.counts.noInput} prompts`);
-    if (this.counts.noMatch >= r.maxNoMatch)
-      return end('nomatch', `not understood ${this.counts.noMatch} times`);
-    if (this.counts.invalid >= r.maxInvalid)
-      return end('invalid', `invalid answer ${this.counts.invalid} times`);
-    if (attempts >= r.maxAttempts) return end('maxRetries', `${attempts} failed attempts`);
-    return false;
+    const reached = capReached(this.counts, this.config.retry);
+    if (reached) this.finish(reached);
+    return reached !== undefined;
   }
 
   private keyPressed(ev: DtmfEvent): void {
@@ -374,13 +367,4 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
     this.stopWaiting();
     for (const off of this.cleanups.splice(0)) off();
   }
-}
-
-/** Joins sentences for speech, ending each with punctuation. */
-export function joinSpeech(...parts: string[]): string {
-  return parts
-    .map((p) => p.trim())
-    .filter(Boolean)
-    .map((p) => (/[.?!]$/.test(p) ? p : `${p}.`))
-    .join(' ');
 }

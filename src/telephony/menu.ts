@@ -4,11 +4,12 @@ import { z } from 'zod';
 import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';
+import { joinSpeech } from '../tasks/capture.js';
 import { choice } from '../tasks/parsers/choice.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
 import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from '../tasks/policy.js';
 import { recordCapture } from './captures.js';
-import { joinSpeech, KeypadTask } from './keypad-task.js';
+import { KeypadTask } from './keypad-task.js';
 import { checkKey, spokenKey } from './keys.js';
 
 /**
