@@ -3,6 +3,7 @@ import { TasklineError } from '../core/errors.js';
 import { loadCallModule, runCall } from './run.js';
 
 const USAGE = `usage: taskline run <module> [--script file.json | --interactive] [--scripted]
+       taskline delegations serve [--db file | --postgres URL] [--nats URL] [--port N] [--keys file.json]
 
   <module>        a file or folder whose default export is defineCallModule({...})
   --script FILE   play a JSON list of caller actions (default: the module's demo)
@@ -13,6 +14,10 @@ const USAGE = `usage: taskline run <module> [--script file.json | --interactive]
 /** The `taskline` command line; returns the process exit code. */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  if (command === 'delegations') {
+    const { delegationsMain } = await import('./delegations.js');
+    return delegationsMain(rest);
+  }
   if (command !== 'run') {
     process.stderr.write(`${USAGE}\n`);
     return command === undefined || command === '--help' ? 0 : 2;

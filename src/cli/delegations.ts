@@ -1,0 +1,214 @@
+import { parseArgs } from 'node:util';
+import { initializeLogger, log } from '@livekit/agents';
+import { TasklineError } from '../core/errors.js';
+import { ApiKeys } from '../delegation/api/auth.js';
+import { createDelegationsApi, type DelegationsApi } from '../delegation/api/server.js';
+import { InProcessDelegationBus } from '../delegation/bus/in-process.js';
+import type { DelegationBus } from '../delegation/bus/types.js';
+import { type ExpiryChecker, startExpiryChecker } from '../delegation/expiry.js';
+import type { DurableDelegationStore } from '../delegation/stores/change.js';
+
+const USAGE = `usage: taskline delegations serve [options]
+
+  Serves the delegation records API (HTTP + WebSocket /delegations/events).
+
+  --db FILE            SQLite database (default ./taskline-delegations.db)
+  --postgres URL       use PostgreSQL instead of SQLite (for several API/worker processes)
+  --nats URL           publish events on NATS JetStream instead of in-process
+  --prefix NAME        table prefix and NATS subject/stream prefix (default taskline)
+  --port N             port (default 8787; 0 picks a free one)
+  --host ADDR          address to bind (default 127.0.0.1)
+  --keys FILE          API keys JSON; default: the TASKLINE_API_KEYS environment variable
+                       {"keys":[{"key":"<16+ chars>","agent":"voice-bot"},{"key":"…","admin":true}]}
+  --body-limit BYTES   largest request body (default 262144)
+  --expiry-ms N        how often overdue delegations are expired (default 1000)`;
+
+/** Parsed `taskline delegations serve` options. */
+export interface ServeOptions {
+  db: string;
+  postgres?: string;
+  nats?: string;
+  prefix: string;
+  port: number;
+  host: string;
+  keys: ApiKeys;
+  bodyLimit?: number;
+  expiryMs: number;
+}
+
+function positiveInt(value: string | undefined, name: string, min = 1): number | undefined {
+  if (value === undefined) return undefined;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min) {
+    throw new TasklineError(
+      'invalid_argument',
+      `--${name} takes a whole number ≥ ${min}; got ${value}.`,
+    );
+  }
+  return n;
+}
+
+/** Parses the arguments after `serve` (keys from `--keys` or `TASKLINE_API_KEYS`). */
+export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): ServeOptions {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      db: { type: 'string' },
+      postgres: { type: 'string' },
+      nats: { type: 'string' },
+      prefix: { type: 'string' },
+      port: { type: 'string' },
+      host: { type: 'string' },
+      keys: { type: 'string' },
+      'body-limit': { type: 'string' },
+      'expiry-ms': { type: 'string' },
+    },
+  });
+  if (positionals.length > 0) {
+    throw new TasklineError('invalid_argument', `Unexpected argument ${positionals[0]}.\n${USAGE}`);
+  }
+  if (values.db !== undefined && values.postgres !== undefined) {
+    throw new TasklineError('invalid_argument', 'Use --db or --postgres, not both.');
+  }
+  let keys: ApiKeys;
+  if (values.keys !== undefined) keys = ApiKeys.fromFile(values.keys);
+  else if (env.TASKLINE_API_KEYS) keys = ApiKeys.parse(env.TASKLINE_API_KEYS, 'TASKLINE_API_KEYS');
+  else {
+    throw new TasklineError(
+      'invalid_argument',
+      'No API keys: pass --keys keys.json or set TASKLINE_API_KEYS (see --help for the format).',
+    );
+  }
+  const bodyLimit = positiveInt(values['body-limit'], 'body-limit');
+  return {
+    db: values.db ?? 'taskline-delegations.db',
+    ...(values.postgres !== undefined ? { postgres: values.postgres } : {}),
+    ...(values.nats !== undefined ? { nats: values.nats } : {}),
+    prefix: values.prefix ?? 'taskline',
+    port: positiveInt(values.port, 'port', 0) ?? 8787,
+    host: values.host ?? '127.0.0.1',
+    keys,
+    ...(bodyLimit !== undefined ? { bodyLimit } : {}),
+    expiryMs: positiveInt(values['expiry-ms'], 'expiry-ms') ?? 1_000,
+  };
+}
+
+/** A running delegations server and how to stop it. */
+export interface DelegationsServer {
+  url: string;
+  api: DelegationsApi;
+  store: DurableDelegationStore;
+  bus: DelegationBus;
+  /** One line saying where it listens and on what. */
+  description: string;
+  close(): Promise<void>;
+}
+
+/** Opens the store and bus, starts the expiry checker and the API; the caller closes it. */
+export async function startDelegationsServer(options: ServeOptions): Promise<DelegationsServer> {
+  const tablePrefix = `${options.prefix.replace(/[^A-Za-z0-9_]/g, '_')}_`;
+  let store: DurableDelegationStore;
+  if (options.postgres !== undefined) {
+    const { PostgresDelegationStore } = await import('../delegation/stores/postgres.js');
+    store = await PostgresDelegationStore.open({
+      connectionString: options.postgres,
+      prefix: tablePrefix,
+    });
+  } else {
+    const { SqliteDelegationStore } = await import('../delegation/stores/sqlite.js');
+    store = await SqliteDelegationStore.open({ path: options.db, prefix: tablePrefix });
+  }
+  let bus: DelegationBus | undefined;
+  let expiry: ExpiryChecker | undefined;
+  let api: DelegationsApi | undefined;
+  try {
+    if (options.nats !== undefined) {
+      const { NatsDelegationBus } = await import('../delegation/bus/nats.js');
+      bus = await NatsDelegationBus.connect({ servers: options.nats, prefix: options.prefix });
+    } else {
+      bus = new InProcessDelegationBus();
+    }
+    expiry = startExpiryChecker(store, { intervalMs: options.expiryMs });
+    api = await createDelegationsApi({
+      store,
+      bus,
+      keys: options.keys,
+      ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+    });
+    const url = await api.listen({ port: options.port, host: options.host });
+    const where = options.postgres !== undefined ? 'postgres' : `sqlite ${options.db}`;
+    const via = options.nats !== undefined ? `nats ${options.nats}` : 'in-process events';
+    const running = { api, bus, expiry };
+    return {
+      url,
+      api,
+      store,
+      bus,
+      description: `taskline delegations: listening on ${url} (${where}, ${via})`,
+      async close() {
+        running.expiry.stop();
+        await running.api.close();
+        await running.bus.close();
+        await store.close();
+      },
+    };
+  } catch (error) {
+    expiry?.stop();
+    await api?.close().catch(() => {});
+    await bus?.close().catch(() => {});
+    await store.close();
+    throw error;
+  }
+}
+
+function ensureLogger(): void {
+  try {
+    log();
+  } catch {
+    initializeLogger({ pretty: false, level: 'info' });
+  }
+}
+
+/**
+ * `taskline delegations <command>`: `serve` runs the API until SIGINT/SIGTERM. Returns the
+ * process exit code (0 after a clean stop, 2 for usage errors, 1 for failures).
+ */
+export async function delegationsMain(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  if (command !== 'serve') {
+    process.stderr.write(`${USAGE}\n`);
+    return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
+  }
+  if (rest.includes('--help')) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
+  }
+  let options: ServeOptions;
+  try {
+    options = parseServeArgs(rest);
+  } catch (error) {
+    process.stderr.write(
+      `taskline delegations: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 2;
+  }
+  try {
+    ensureLogger();
+    const server = await startDelegationsServer(options);
+    process.stdout.write(`${server.description}\n`);
+    const signal = await new Promise<NodeJS.Signals>((resolve) => {
+      process.once('SIGINT', () => resolve('SIGINT'));
+      process.once('SIGTERM', () => resolve('SIGTERM'));
+    });
+    process.stdout.write(`taskline delegations: ${signal}, shutting down\n`);
+    await server.close();
+    return 0;
+  } catch (error) {
+    process.stderr.write(
+      `taskline delegations: ${error instanceof Error ? error.message : String(error)}\n`,
+    );
+    return 1;
+  }
+}

@@ -1,0 +1,183 @@
+import type {} from '@fastify/websocket';
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import { type Clock, systemClock } from '../../core/clock.js';
+import { TasklineError } from '../../core/errors.js';
+import { errorMessage, logDelegation } from '../bus/log.js';
+import {
+  type OutboxPublisher,
+  type OutboxPublisherOptions,
+  startOutboxPublisher,
+} from '../bus/publisher.js';
+import type { DelegationBus } from '../bus/types.js';
+import type { ResultSchemaRegistry } from '../constraints.js';
+import type { DelegationStore } from '../record.js';
+import { hasOutbox } from '../stores/change.js';
+import type { ApiKeys, Identity } from './auth.js';
+import { fail, HttpError, statusOf } from './envelope.js';
+import { DelegationEventsHub } from './events-hub.js';
+import { registerDelegationRoutes } from './routes.js';
+
+/** Options of {@link createDelegationsApi}. */
+export interface DelegationsApiOptions {
+  store: DelegationStore;
+  /** Bus whose events the WebSocket pushes (and the outbox publishes to). */
+  bus: DelegationBus;
+  keys: ApiKeys;
+  clock?: Clock;
+  /** Result schemas by delegation type, enforced on submit_result. */
+  schemas?: ResultSchemaRegistry;
+  /** Largest accepted request body in bytes (default 256 KiB); larger is 413. */
+  bodyLimit?: number;
+  /** Run an outbox publisher for the store (default true when it has an outbox). */
+  publisher?: boolean | Omit<OutboxPublisherOptions, 'store' | 'bus'>;
+}
+
+/** A built API: the Fastify app plus lifecycle. */
+export interface DelegationsApi {
+  app: FastifyInstance;
+  /** Listens and resolves the base URL (e.g. `http://127.0.0.1:8787`). */
+  listen(options?: { port?: number; host?: string }): Promise<string>;
+  /** Closes HTTP, WebSockets, the bus watch and the publisher (not the store or bus). */
+  close(): Promise<void>;
+}
+
+const FASTIFY_MESSAGES: Record<string, (e: FastifyError, limit: number) => [number, string]> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: (_e, limit) => [413, `Request body is larger than ${limit} bytes.`],
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: () => [
+    415,
+    'Send the body as JSON with Content-Type: application/json.',
+  ],
+  FST_ERR_CTP_EMPTY_JSON_BODY: () => [400, 'The JSON body is empty; send a JSON object.'],
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: () => [400, 'Content-Length does not match the body.'],
+};
+
+/**
+ * The HTTP + WebSocket API for delegation records (Fastify 5, zod-validated bodies, bearer API
+ * keys). Fastify and @fastify/websocket load on first call. Every response uses the envelope
+ * `{ success, data | message }`; bad input is a 4xx, never a 500.
+ */
+export async function createDelegationsApi(
+  options: DelegationsApiOptions,
+): Promise<DelegationsApi> {
+  const [{ default: Fastify }, { default: websocket }] = await Promise.all([
+    import('fastify'),
+    import('@fastify/websocket'),
+  ]);
+  const clock = options.clock ?? systemClock;
+  const bodyLimit = options.bodyLimit ?? 256 * 1024;
+  const app = Fastify({
+    logger: false,
+    bodyLimit,
+    // Ids are up to 200 characters (the record schema); longer path segments get 414.
+    routerOptions: { maxParamLength: 256 },
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    // Router-level errors (bad percent-encoding, over-long segments) in the same envelope.
+    frameworkErrors: (error, _request, reply) => {
+      if (error.code === 'FST_ERR_MAX_PARAM_LENGTH') {
+        return fail(
+          reply,
+          414,
+          'bad_request',
+          'A path segment is longer than 256 characters; ids are at most 200.',
+        );
+      }
+      return fail(reply, 400, 'bad_request', `The URL is not valid: ${error.message}`);
+    },
+  });
+  const identities = new WeakMap<FastifyRequest, Identity>();
+  const hub = new DelegationEventsHub();
+
+  app.setErrorHandler((error: unknown, request, reply) => {
+    if (error instanceof HttpError) return fail(reply, error.status, error.code, error.message);
+    if (error instanceof TasklineError) {
+      return fail(reply, statusOf(error.code), error.code, error.message);
+    }
+    const fe = error as Partial<FastifyError>;
+    const mapped = fe.code ? FASTIFY_MESSAGES[fe.code] : undefined;
+    if (mapped) {
+      const [status, message] = mapped(fe as FastifyError, bodyLimit);
+      return fail(reply, status, 'bad_request', message);
+    }
+    if (typeof fe.statusCode === 'number' && fe.statusCode >= 400 && fe.statusCode < 500) {
+      const message =
+        error instanceof SyntaxError || /JSON/i.test(String(fe.message))
+          ? `Request body is not valid JSON: ${fe.message}`
+          : String(fe.message);
+      return fail(reply, fe.statusCode, 'bad_request', message);
+    }
+    logDelegation('error', 'delegations API internal error', {
+      url: request.url,
+      error: errorMessage(error),
+    });
+    return fail(reply, 500, 'internal', 'Internal error; the server log has the details.');
+  });
+
+  app.setNotFoundHandler((request, reply) =>
+    fail(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
+  );
+
+  app.addHook('onRequest', async (request, reply) => {
+    // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead.
+    const query = request.query as Record<string, unknown> | undefined;
+    const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
+    const header =
+      request.headers.authorization ??
+      (upgrade && typeof query?.access_token === 'string' ? query.access_token : undefined);
+    const identity = options.keys.resolve(header);
+    if (upgrade && typeof identity === 'string') {
+      // A refused upgrade socket is not tracked by the HTTP server: close it ourselves, or it
+      // would stay open and hold up shutdown.
+      reply.header('connection', 'close');
+      reply.raw.once('finish', () => request.raw.socket?.destroy());
+    }
+    if (identity === 'missing') {
+      return fail(reply, 401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.');
+    }
+    if (identity === 'unknown') {
+      return fail(reply, 401, 'unauthorized', 'Unknown API key.');
+    }
+    identities.set(request, identity);
+  });
+
+  const identityOf = (request: FastifyRequest): Identity => {
+    const identity = identities.get(request);
+    if (!identity)
+      throw new HttpError(401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.');
+    return identity;
+  };
+
+  await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
+  app.get('/delegations/events', { websocket: true }, (socket, request) => {
+    // Clients only listen; anything they send is ignored.
+    socket.on('message', () => {});
+    hub.add(socket, identityOf(request));
+  });
+
+  registerDelegationRoutes(app, {
+    store: options.store,
+    clock,
+    identityOf,
+    ...(options.schemas ? { schemas: options.schemas } : {}),
+  });
+
+  await hub.start(options.bus);
+  let publisher: OutboxPublisher | undefined;
+  if (options.publisher !== false && hasOutbox(options.store)) {
+    const tuning = typeof options.publisher === 'object' ? options.publisher : {};
+    publisher = startOutboxPublisher({ clock, ...tuning, store: options.store, bus: options.bus });
+  }
+
+  return {
+    app,
+    async listen(opts = {}) {
+      const address = await app.listen({ port: opts.port ?? 8787, host: opts.host ?? '127.0.0.1' });
+      return address;
+    },
+    async close() {
+      await hub.close();
+      await app.close();
+      await publisher?.close();
+    },
+  };
+}

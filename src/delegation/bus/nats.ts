@@ -1,0 +1,347 @@
+import type {
+  ConsumerMessages,
+  JetStreamClient,
+  JetStreamManager,
+  JsMsg,
+} from '@nats-io/jetstream';
+import type { NatsConnection, Subscription } from '@nats-io/transport-node';
+import { TasklineError } from '../../core/errors.js';
+import { RecentKeys, Slots } from './dedupe.js';
+import { channelOf, type DelegationChannel, DelegationEvent, eventKey } from './events.js';
+import { errorMessage, logDelegation } from './log.js';
+import { SelectionMessage } from './signals.js';
+import { agentToken, checkBusPrefix } from './subjects.js';
+import type {
+  BusSubscription,
+  DelegationBus,
+  DelegationEventHandler,
+  PublishAck,
+  SubscribeOptions,
+} from './types.js';
+
+/** Options of {@link NatsDelegationBus.connect}. */
+export interface NatsDelegationBusOptions {
+  /** Server URL(s) (default `TASKLINE_NATS_URL` or 127.0.0.1:4222); ignored with `connection`. */
+  servers?: string | string[];
+  /** An open connection the caller owns (the bus never closes it). */
+  connection?: NatsConnection;
+  /** Subject root and stream-name stem (default `taskline`); one prefix = one isolated bus. */
+  prefix?: string;
+  /** Time a delivered event may stay unacknowledged before redelivery (default 30 s). */
+  ackWaitMs?: number;
+  /** Deliveries per event before JetStream gives up on it (default 20). */
+  maxDeliver?: number;
+  /** How long the stream keeps events (default 7 days). */
+  maxAgeMs?: number;
+  /** Publish-side dedupe window for msg ids (default 2 minutes). */
+  duplicateWindowMs?: number;
+  /** Most events pulled at once per subscription (default 64; at most twice its concurrency). */
+  batch?: number;
+  /** Event keys remembered for consumer-side dedupe (default 10,000). */
+  dedupeWindow?: number;
+}
+
+type NatsCore = typeof import('@nats-io/transport-node');
+type NatsJs = typeof import('@nats-io/jetstream');
+
+/** Delay before redelivering an event whose handler threw: 200 ms doubling, capped at 30 s. */
+function backoffMs(attempt: number): number {
+  return Math.min(200 * 2 ** Math.max(0, attempt - 1), 30_000);
+}
+
+/**
+ * The cross-process bus on NATS JetStream: one stream per prefix holding
+ * `<prefix>.to.<agent>.<work|reply>.<event>`, one durable pull consumer per agent inbox with
+ * explicit ack (redelivered after `ackWaitMs`, while a slow handler keeps it alive with
+ * `working()`), msg-id dedupe on publish and key dedupe on receive. Selection signals use plain
+ * NATS subjects `<prefix>.signal.<agent>`. The NATS client is loaded on `connect`.
+ */
+export class NatsDelegationBus implements DelegationBus {
+  /** The JetStream stream this bus uses. */
+  readonly stream: string;
+  private readonly handled: RecentKeys;
+  private readonly closers = new Set<() => Promise<void>>();
+  private closed = false;
+
+  private constructor(
+    private readonly nc: NatsConnection,
+    private readonly owned: boolean,
+    private readonly core: NatsCore,
+    private readonly jsMod: NatsJs,
+    private readonly js: JetStreamClient,
+    private readonly jsm: JetStreamManager,
+    private readonly prefix: string,
+    private readonly options: Required<
+      Pick<NatsDelegationBusOptions, 'ackWaitMs' | 'maxDeliver' | 'batch'>
+    >,
+    dedupeWindow: number,
+  ) {
+    this.stream = `${prefix}_delegations`;
+    this.handled = new RecentKeys(dedupeWindow);
+  }
+
+  /** Connects (or adopts `connection`) and creates the stream if it does not exist. */
+  static async connect(options: NatsDelegationBusOptions = {}): Promise<NatsDelegationBus> {
+    const prefix = checkBusPrefix(options.prefix ?? 'taskline');
+    const [core, jsMod] = await Promise.all([
+      import('@nats-io/transport-node'),
+      import('@nats-io/jetstream'),
+    ]);
+    const nc =
+      options.connection ??
+      (await core.connect({
+        servers: options.servers ?? process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222',
+        name: `taskline-delegations-${prefix}`,
+      }));
+    try {
+      const jsm = await jsMod.jetstreamManager(nc);
+      const bus = new NatsDelegationBus(
+        nc,
+        options.connection === undefined,
+        core,
+        jsMod,
+        jsMod.jetstream(nc),
+        jsm,
+        prefix,
+        {
+          ackWaitMs: options.ackWaitMs ?? 30_000,
+          maxDeliver: options.maxDeliver ?? 20,
+          batch: options.batch ?? 64,
+        },
+        options.dedupeWindow ?? 10_000,
+      );
+      await bus.ensureStream(
+        options.maxAgeMs ?? 7 * 86_400_000,
+        options.duplicateWindowMs ?? 120_000,
+      );
+      return bus;
+    } catch (error) {
+      if (options.connection === undefined) await nc.close();
+      throw error;
+    }
+  }
+
+  private async ensureStream(maxAgeMs: number, duplicateWindowMs: number): Promise<void> {
+    try {
+      await this.jsm.streams.info(this.stream);
+      return;
+    } catch {
+      // not there yet: create it below
+    }
+    try {
+      await this.jsm.streams.add({
+        name: this.stream,
+        subjects: [`${this.prefix}.to.>`],
+        max_age: this.core.nanos(maxAgeMs),
+        duplicate_window: this.core.nanos(duplicateWindowMs),
+      });
+    } catch (error) {
+      // Another process may have created it in between.
+      await this.jsm.streams.info(this.stream).catch(() => {
+        throw error;
+      });
+    }
+  }
+
+  private subject(agentId: string, channel: DelegationChannel, kind: string): string {
+    return `${this.prefix}.to.${agentToken(agentId)}.${channel}.${kind}`;
+  }
+
+  private assertOpen(): void {
+    if (this.closed) throw new TasklineError('invalid_state', 'This delegation bus is closed.');
+  }
+
+  async publish(event: DelegationEvent): Promise<PublishAck> {
+    this.assertOpen();
+    const ack = await this.js.publish(
+      this.subject(event.to, channelOf(event.event), event.event),
+      JSON.stringify(event),
+      { msgID: eventKey(event) },
+    );
+    return { duplicate: ack.duplicate };
+  }
+
+  private async ensureConsumer(durable: string, filter: string): Promise<void> {
+    const ackWait = this.core.nanos(this.options.ackWaitMs);
+    try {
+      const info = await this.jsm.consumers.info(this.stream, durable);
+      if (info.config.ack_wait !== ackWait || info.config.max_deliver !== this.options.maxDeliver) {
+        await this.jsm.consumers.update(this.stream, durable, {
+          ack_wait: ackWait,
+          max_deliver: this.options.maxDeliver,
+        });
+      }
+      return;
+    } catch {
+      // not there yet: create it below
+    }
+    try {
+      await this.jsm.consumers.add(this.stream, {
+        durable_name: durable,
+        ack_policy: this.jsMod.AckPolicy.Explicit,
+        deliver_policy: this.jsMod.DeliverPolicy.All,
+        filter_subject: filter,
+        ack_wait: ackWait,
+        max_deliver: this.options.maxDeliver,
+        max_ack_pending: 1_000,
+      });
+    } catch (error) {
+      await this.jsm.consumers.info(this.stream, durable).catch(() => {
+        throw error;
+      });
+    }
+  }
+
+  async subscribe(
+    agentId: string,
+    channel: DelegationChannel,
+    handler: DelegationEventHandler,
+    options: SubscribeOptions = {},
+  ): Promise<BusSubscription> {
+    this.assertOpen();
+    const suffix = options.durable === undefined ? '' : `_${agentToken(options.durable)}`;
+    const durable = `${channel}_${agentToken(agentId)}${suffix}`;
+    await this.ensureConsumer(durable, `${this.prefix}.to.${agentToken(agentId)}.${channel}.*`);
+    const consumer = await this.js.consumers.get(this.stream, durable);
+    const concurrency = Math.max(1, options.concurrency ?? 1);
+    // Pull little more than can run at once: a message waiting in the local buffer still runs
+    // down its ack wait, and would be redelivered while it waits.
+    const messages: ConsumerMessages = await consumer.consume({
+      max_messages: Math.max(1, Math.min(this.options.batch, concurrency * 2)),
+    });
+    const slots = new Slots(concurrency);
+    const running = new Set<Promise<void>>();
+    const loop = (async () => {
+      for await (const m of messages) {
+        await slots.acquire();
+        const job = this.handle(m, agentId, handler).finally(() => {
+          slots.release();
+          running.delete(job);
+        });
+        running.add(job);
+      }
+    })().catch((error: unknown) => {
+      logDelegation('error', 'delegation consumer stopped', {
+        durable,
+        error: errorMessage(error),
+      });
+    });
+    const close = async () => {
+      this.closers.delete(close);
+      await messages.close();
+      await loop;
+      await Promise.allSettled([...running]);
+    };
+    this.closers.add(close);
+    return { close };
+  }
+
+  private async handle(m: JsMsg, agentId: string, handler: DelegationEventHandler): Promise<void> {
+    let event: DelegationEvent;
+    try {
+      event = DelegationEvent.parse(JSON.parse(m.string()));
+    } catch (error) {
+      logDelegation('error', 'malformed delegation event dropped', {
+        subject: m.subject,
+        error: errorMessage(error),
+      });
+      m.term('malformed');
+      return;
+    }
+    const key = `${agentId}\u0000${eventKey(event)}`;
+    if (this.handled.has(key)) {
+      m.ack();
+      return;
+    }
+    const attempt = m.info.deliveryCount;
+    const heartbeat = setInterval(() => m.working(), Math.max(100, this.options.ackWaitMs / 2));
+    heartbeat.unref();
+    try {
+      await handler(event, { attempt });
+      this.handled.add(key);
+      m.ack();
+    } catch (error) {
+      logDelegation('warn', 'delegation handler failed; the event will be redelivered', {
+        key: eventKey(event),
+        attempt,
+        error: errorMessage(error),
+      });
+      m.nak(backoffMs(attempt));
+    } finally {
+      clearInterval(heartbeat);
+    }
+  }
+
+  async watch(handler: (event: DelegationEvent) => void): Promise<BusSubscription> {
+    this.assertOpen();
+    const sub = this.nc.subscribe(`${this.prefix}.to.>`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const parsed = DelegationEvent.safeParse(safeJson(msg.string()));
+        if (!parsed.success) return;
+        try {
+          handler(parsed.data);
+        } catch (error) {
+          logDelegation('warn', 'delegation watcher failed', { error: errorMessage(error) });
+        }
+      },
+    });
+    return this.track(sub);
+  }
+
+  async signal(to: string, message: SelectionMessage): Promise<void> {
+    this.assertOpen();
+    this.nc.publish(`${this.prefix}.signal.${agentToken(to)}`, JSON.stringify(message));
+  }
+
+  async onSignal(
+    agentId: string,
+    handler: (message: SelectionMessage) => void,
+  ): Promise<BusSubscription> {
+    this.assertOpen();
+    const sub = this.nc.subscribe(`${this.prefix}.signal.${agentToken(agentId)}`, {
+      callback: (err, msg) => {
+        if (err) return;
+        const parsed = SelectionMessage.safeParse(safeJson(msg.string()));
+        if (!parsed.success) return;
+        try {
+          handler(parsed.data);
+        } catch (error) {
+          logDelegation('warn', 'selection signal handler failed', { error: errorMessage(error) });
+        }
+      },
+    });
+    return this.track(sub);
+  }
+
+  /** Registers a core subscription and waits until the server has it (so no message is missed). */
+  private async track(sub: Subscription): Promise<BusSubscription> {
+    const close = async () => {
+      this.closers.delete(close);
+      sub.unsubscribe();
+    };
+    this.closers.add(close);
+    await this.nc.flush();
+    return { close };
+  }
+
+  /** Deletes this bus's stream and every event in it (tests and benches clean up with it). */
+  async deleteStream(): Promise<void> {
+    await this.jsm.streams.delete(this.stream);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.allSettled([...this.closers].map((c) => c()));
+    if (this.owned) await this.nc.drain().catch(() => this.nc.close());
+  }
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,144 @@
+import { type ZodType, z } from 'zod';
+import { TasklineError } from '../core/errors.js';
+import { type DelegationRecord, FINAL_STATES } from './record.js';
+
+/** Why an incoming result was refused. */
+export type ResultRejection =
+  | 'not_found'
+  | 'not_target'
+  | 'no_stage'
+  | 'finished'
+  | 'expired'
+  | 'invalid_result';
+
+/** The verdict on an incoming result: the (parsed) result, or why it was refused. */
+export type ResultCheck =
+  | { ok: true; result: unknown }
+  | { ok: false; reason: ResultRejection; message: string };
+
+/**
+ * zod schemas of results by delegation type, so a worker cannot report a refund as a balance.
+ * A type with no schema accepts any JSON result unless the registry is `strict`.
+ */
+export class ResultSchemaRegistry {
+  private readonly schemas = new Map<string, ZodType>();
+
+  /** @param options.strict reject results for types with no registered schema. */
+  constructor(private readonly options: { strict?: boolean } = {}) {}
+
+  /** Registers (or replaces) the schema of one delegation type; returns this for chaining. */
+  register(delegationType: string, schema: ZodType): this {
+    this.schemas.set(delegationType, schema);
+    return this;
+  }
+
+  /** True when the type has a schema. */
+  has(delegationType: string): boolean {
+    return this.schemas.has(delegationType);
+  }
+
+  /** Validates one result; the parsed value on success (defaults applied). */
+  validate(
+    delegationType: string,
+    result: unknown,
+  ): { ok: true; value: unknown } | { ok: false; message: string } {
+    const schema = this.schemas.get(delegationType);
+    if (!schema) {
+      return this.options.strict
+        ? {
+            ok: false,
+            message: `No result schema is registered for delegation type "${delegationType}"; register one with ResultSchemaRegistry.register().`,
+          }
+        : { ok: true, value: result };
+    }
+    const parsed = schema.safeParse(result);
+    return parsed.success
+      ? { ok: true, value: parsed.data }
+      : {
+          ok: false,
+          message: `The result does not match the "${delegationType}" schema: ${z.prettifyError(parsed.error)}`,
+        };
+  }
+}
+
+/** An incoming result: who sends it, for which stage, and the value. */
+export interface ResultSubmission {
+  /** The agent submitting the result (must be the record's target). */
+  sender: string;
+  /** The stage the result completes (default "execution"). */
+  stage?: string;
+  result: unknown;
+}
+
+/**
+ * Checks an incoming result against its record: the sender must be the target, the stage must
+ * exist and be neither finished nor past its deadline (by `now`, ms epoch), and the result must
+ * match the delegation type's schema. Pure: the caller writes the result if `ok`.
+ */
+export function checkIncomingResult(
+  record: DelegationRecord | undefined,
+  submission: ResultSubmission,
+  options: { now: number; schemas?: ResultSchemaRegistry },
+): ResultCheck {
+  const stage = submission.stage ?? 'execution';
+  if (!record) return { ok: false, reason: 'not_found', message: 'The delegation does not exist.' };
+  const id = record.delegation_id;
+  if (submission.sender !== record.target_subject_id) {
+    return {
+      ok: false,
+      reason: 'not_target',
+      message: `Only the target (${record.target_subject_id}) may submit a result for delegation ${id}; ${submission.sender} is not it.`,
+    };
+  }
+  const status = record.status[stage];
+  if (!status) {
+    return {
+      ok: false,
+      reason: 'no_stage',
+      message: `Delegation ${id} has no stage "${stage}"; its stages are ${Object.keys(record.status).join(', ') || 'none'}.`,
+    };
+  }
+  if (status.state === 'expired') {
+    return {
+      ok: false,
+      reason: 'expired',
+      message: `Delegation ${id} stage "${stage}" has expired.`,
+    };
+  }
+  if (FINAL_STATES.has(status.state)) {
+    return {
+      ok: false,
+      reason: 'finished',
+      message: `Delegation ${id} stage "${stage}" is already ${status.state}; a result can be submitted once.`,
+    };
+  }
+  if (status.deadline !== undefined && Date.parse(status.deadline) < options.now) {
+    return {
+      ok: false,
+      reason: 'expired',
+      message: `Delegation ${id} stage "${stage}" passed its deadline (${status.deadline}).`,
+    };
+  }
+  const valid = options.schemas
+    ? options.schemas.validate(record.delegation_type, submission.result)
+    : { ok: true as const, value: submission.result };
+  if (!valid.ok) return { ok: false, reason: 'invalid_result', message: valid.message };
+  return { ok: true, result: valid.value };
+}
+
+/** Throws the TasklineError matching a refused result (`not_found`, `invalid_state`, `invalid_argument`). */
+export function assertIncomingResult(
+  record: DelegationRecord | undefined,
+  submission: ResultSubmission,
+  options: { now: number; schemas?: ResultSchemaRegistry },
+): unknown {
+  const check = checkIncomingResult(record, submission, options);
+  if (check.ok) return check.result;
+  const code =
+    check.reason === 'not_found'
+      ? 'not_found'
+      : check.reason === 'finished' || check.reason === 'expired'
+        ? 'invalid_state'
+        : 'invalid_argument';
+  throw new TasklineError(code, check.message, { reason: check.reason });
+}

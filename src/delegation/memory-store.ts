@@ -1,0 +1,198 @@
+/**
+ * The in-process {@link DelegationStore}: the TaskManager's default when nothing durable
+ * is configured. It shares the record checks, stage moves and filter semantics of the
+ * SQLite and Postgres stores (src/delegation/stores), so a manager behaves the same on
+ * every store; records live in a Map, ordered by `delegation_id` for paging.
+ */
+import { TasklineError } from '../core/errors.js';
+import type {
+  DelegationFilter,
+  DelegationPage,
+  DelegationRecord,
+  DelegationState,
+  DelegationStore,
+} from './record.js';
+import {
+  applyPatch,
+  applyStage,
+  existsError,
+  normalizeRecord,
+  notFoundError,
+  openDeadline,
+  pageLimit,
+} from './stores/common.js';
+import { decodeCursor, encodeCursor, matchFilter, parseDelegationFilter } from './stores/filter.js';
+
+/** Options for {@link MemoryDelegationStore}. */
+export interface MemoryDelegationStoreOptions {
+  /** Source of stage times (ms since epoch); the wall clock by default. */
+  now?: () => number;
+}
+
+/**
+ * A private deep copy through JSON — what the SQL stores keep too — so the memory store
+ * accepts and returns exactly the same data; anything JSON cannot hold is `invalid_argument`.
+ */
+function copy<T>(value: T, what: string): T {
+  try {
+    return JSON.parse(JSON.stringify(value)) as T;
+  } catch (error) {
+    throw new TasklineError(
+      'invalid_argument',
+      `${what} must be plain JSON data: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+}
+
+/** Freezes a value and everything inside it. */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const inner of Object.values(value)) deepFreeze(inner);
+  }
+  return value;
+}
+
+/**
+ * Delegation records in process memory: for one process, tests, and the default manager.
+ * Records are copied on the way in and handed out frozen (read-only), never shared with
+ * the caller's own objects.
+ */
+export class MemoryDelegationStore implements DelegationStore {
+  readonly #records = new Map<string, DelegationRecord>();
+  readonly #now: () => number;
+  #sorted: string[] | undefined;
+  #closed = false;
+
+  constructor(options: MemoryDelegationStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Number of records held. */
+  get size(): number {
+    return this.#records.size;
+  }
+
+  #open(): void {
+    if (this.#closed) {
+      throw new TasklineError('session_closed', 'This delegation store is closed; open a new one.');
+    }
+  }
+
+  #must(id: string): DelegationRecord {
+    const record = this.#records.get(id);
+    if (!record) throw notFoundError(id);
+    return record;
+  }
+
+  #ids(): string[] {
+    this.#sorted ??= [...this.#records.keys()].sort();
+    return this.#sorted;
+  }
+
+  async create(record: DelegationRecord): Promise<DelegationRecord> {
+    this.#open();
+    const parsed = normalizeRecord(record);
+    if (this.#records.has(parsed.delegation_id)) throw existsError(parsed.delegation_id);
+    // The schema gives fresh containers, but sub_task_data and stage results may still hold
+    // the caller's objects: keep private copies of those.
+    const status: DelegationRecord['status'] = {};
+    for (const [stage, st] of Object.entries(parsed.status)) {
+      status[stage] =
+        st.delegation_result === undefined
+          ? st
+          : { ...st, delegation_result: copy(st.delegation_result, 'delegation_result') };
+    }
+    const stored = deepFreeze({
+      ...parsed,
+      status,
+      sub_task_data: copy(parsed.sub_task_data, 'sub_task_data'),
+    });
+    this.#records.set(stored.delegation_id, stored);
+    this.#sorted = undefined;
+    return stored;
+  }
+
+  async get(id: string): Promise<DelegationRecord | undefined> {
+    this.#open();
+    return this.#records.get(id);
+  }
+
+  async setStage(
+    id: string,
+    stage: string,
+    update: { state: DelegationState; deadline?: string; delegation_result?: unknown },
+  ): Promise<DelegationRecord> {
+    this.#open();
+    const own =
+      update.delegation_result === undefined
+        ? update
+        : { ...update, delegation_result: copy(update.delegation_result, 'delegation_result') };
+    const { record } = applyStage(this.#must(id), stage, own, new Date(this.#now()).toISOString());
+    const stored = deepFreeze(record);
+    this.#records.set(id, stored);
+    return stored;
+  }
+
+  async update(
+    id: string,
+    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
+  ): Promise<DelegationRecord> {
+    this.#open();
+    const record = applyPatch(this.#must(id), patch);
+    const stored = deepFreeze(
+      patch.sub_task_data === undefined
+        ? record
+        : { ...record, sub_task_data: copy(record.sub_task_data, 'sub_task_data') },
+    );
+    this.#records.set(id, stored);
+    return stored;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    this.#open();
+    const deleted = this.#records.delete(id);
+    if (deleted) this.#sorted = undefined;
+    return deleted;
+  }
+
+  async query(
+    filter: DelegationFilter,
+    page: { limit?: number; cursor?: string } = {},
+  ): Promise<DelegationPage> {
+    this.#open();
+    const node = parseDelegationFilter(filter);
+    const limit = pageLimit(page.limit);
+    const after = page.cursor !== undefined ? decodeCursor(page.cursor) : undefined;
+    const items: DelegationRecord[] = [];
+    let more = false;
+    for (const id of this.#ids()) {
+      if (after !== undefined && id <= after) continue;
+      const record = this.#records.get(id);
+      if (!record || !matchFilter(node, record)) continue;
+      if (items.length === limit) {
+        more = true;
+        break;
+      }
+      items.push(record);
+    }
+    const last = items.at(-1);
+    return more && last ? { items, next: encodeCursor(last.delegation_id) } : { items };
+  }
+
+  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
+    this.#open();
+    const out: DelegationRecord[] = [];
+    for (const id of this.#ids()) {
+      const record = this.#records.get(id);
+      const deadline = record ? openDeadline(record) : null;
+      if (record && deadline !== null && deadline < now) out.push(record);
+      if (out.length >= limit) break;
+    }
+    return out;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+  }
+}

@@ -1,0 +1,440 @@
+import type { Pool, QueryResult, QueryResultRow } from 'pg';
+import { type Clock, systemClock } from '../../core/clock.js';
+import { TasklineError } from '../../core/errors.js';
+import type {
+  DelegationFilter,
+  DelegationPage,
+  DelegationRecord,
+  DelegationState,
+} from '../record.js';
+import type { DelegationChange, DurableDelegationStore, OutboxEntry } from './change.js';
+import {
+  applyPatch,
+  applyStage,
+  checkPrefix,
+  existsError,
+  normalizeRecord,
+  notFoundError,
+  openDeadline,
+  pageLimit,
+  type StageUpdate,
+  toJson,
+} from './common.js';
+import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
+import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
+
+/** Options of {@link PostgresDelegationStore.open}: a pool or a URL, plus where the tables live. */
+export interface PostgresDelegationStoreOptions {
+  /** A pool the caller owns (the store never ends it). */
+  pool?: Pool;
+  /** A connection URL; the store then owns its pool (default `TASKLINE_PG_URL`). */
+  connectionString?: string;
+  /** Schema for the tables (created if missing); default the connection's search path. */
+  schema?: string;
+  /** Table-name prefix (default `taskline_`). */
+  prefix?: string;
+  /** Clock for stage times (default the system clock). */
+  clock?: Clock;
+  /** Pool size when the store creates its pool (default 16). */
+  max?: number;
+}
+
+const SELECT = `delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
+  sender_subject_id, target_subject_id, status, sub_task_data`;
+
+/** Optimistic-concurrency retries before a write gives up under contention. */
+const MAX_RETRIES = 50;
+
+/**
+ * Maps Postgres data errors (class 22: a NUL byte in text, bad JSON escapes, out-of-range
+ * numbers) to `invalid_argument`, so bad input never surfaces as an internal error.
+ */
+function mapPgError(error: unknown): unknown {
+  const code = (error as { code?: unknown }).code;
+  if (typeof code === 'string' && code.startsWith('22')) {
+    return new TasklineError(
+      'invalid_argument',
+      `The database rejected a value: ${(error as Error).message}. Remove NUL bytes and keep numbers in range.`,
+      { pgCode: code },
+    );
+  }
+  return error;
+}
+
+/**
+ * The scale-out delegation store on PostgreSQL (`pg`): records with JSONB status, every write
+ * and its outbox row in one statement (a CTE), optimistic versioning for stage moves, and
+ * `FOR UPDATE SKIP LOCKED` outbox claims so several publishers can drain in parallel.
+ */
+export class PostgresDelegationStore implements DurableDelegationStore {
+  /** Which backend this is (for logs and benches). */
+  readonly kind = 'postgres';
+  private readonly listeners = new Set<() => void>();
+  private closed = false;
+  private readonly sql: Record<
+    | 'create'
+    | 'get'
+    | 'setStatus'
+    | 'setData'
+    | 'delete'
+    | 'overdue'
+    | 'claim'
+    | 'ack'
+    | 'release'
+    | 'size',
+    string
+  >;
+
+  private constructor(
+    private readonly pool: Pool,
+    private readonly owned: boolean,
+    private readonly table: string,
+    private readonly outbox: string,
+    private readonly clock: Clock,
+  ) {
+    const t = table;
+    const o = outbox;
+    this.sql = {
+      create: `WITH r AS (
+          INSERT INTO ${t} (delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
+            sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
+          VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+          ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
+        INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`,
+      get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1`,
+      setStatus: `WITH u AS (
+          UPDATE ${t} SET status = $3, open_deadline = $4, version = version + 1
+          WHERE delegation_id = $1 AND version = $2 RETURNING version)
+        INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
+      setData: `WITH u AS (
+          UPDATE ${t} SET sub_task_data = $3, target_subject_id = $4, version = version + 1
+          WHERE delegation_id = $1 AND version = $2 RETURNING version)
+        INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
+      delete: `WITH d AS (DELETE FROM ${t} WHERE delegation_id = $1 AND version = $2 RETURNING version)
+        INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version + 1, $3 FROM d`,
+      overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline < $1
+        ORDER BY open_deadline, delegation_id LIMIT $2`,
+      claim: `UPDATE ${o} SET lease_until = $1 WHERE seq IN
+        (SELECT seq FROM ${o} WHERE lease_until <= $2 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
+        RETURNING seq, change`,
+      ack: `DELETE FROM ${o} WHERE seq = ANY($1::bigint[])`,
+      release: `UPDATE ${o} SET lease_until = 0 WHERE seq = ANY($1::bigint[])`,
+      size: `SELECT count(*)::int AS n FROM ${o}`,
+    };
+  }
+
+  /** Connects (pg loaded on first use) and creates the schema and tables if needed. */
+  static async open(
+    options: PostgresDelegationStoreOptions = {},
+  ): Promise<PostgresDelegationStore> {
+    const prefix = checkPrefix(options.prefix ?? 'taskline_');
+    const schema = options.schema === undefined ? undefined : checkPrefix(options.schema);
+    let pool = options.pool;
+    const owned = pool === undefined;
+    if (!pool) {
+      const pg = (await import('pg')).default;
+      pool = new pg.Pool({
+        connectionString:
+          options.connectionString ??
+          process.env.TASKLINE_PG_URL ??
+          'postgres://postgres@127.0.0.1:5432/test',
+        max: options.max ?? 16,
+      });
+    }
+    const q = (name: string) => (schema ? `"${schema}"."${name}"` : `"${name}"`);
+    const table = q(`${prefix}delegations`);
+    const outbox = q(`${prefix}delegation_outbox`);
+    const idx = (suffix: string) => `"${prefix}delegations_${suffix}"`;
+    const client = await pool.connect();
+    try {
+      await client.query('BEGIN');
+      // Serialise concurrent first-time setup from several processes.
+      await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [table]);
+      if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
+      await client.query(`CREATE TABLE IF NOT EXISTS ${table} (
+        delegation_id TEXT COLLATE "C" PRIMARY KEY,
+        version INTEGER NOT NULL,
+        task_id TEXT NOT NULL,
+        sub_task_id TEXT NOT NULL,
+        workflow_level INTEGER NOT NULL,
+        delegation_type TEXT NOT NULL,
+        sender_subject_id TEXT NOT NULL,
+        target_subject_id TEXT NOT NULL,
+        status JSONB NOT NULL,
+        sub_task_data JSONB NOT NULL,
+        open_deadline TEXT
+      )`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${idx('sender')} ON ${table} (sender_subject_id)`,
+      );
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${idx('target')} ON ${table} (target_subject_id)`,
+      );
+      await client.query(`CREATE INDEX IF NOT EXISTS ${idx('task')} ON ${table} (task_id)`);
+      await client.query(
+        `CREATE INDEX IF NOT EXISTS ${idx('deadline')} ON ${table} (open_deadline) WHERE open_deadline IS NOT NULL`,
+      );
+      await client.query(`CREATE TABLE IF NOT EXISTS ${outbox} (
+        seq BIGSERIAL PRIMARY KEY,
+        delegation_id TEXT NOT NULL,
+        version INTEGER NOT NULL,
+        change JSONB NOT NULL,
+        lease_until BIGINT NOT NULL DEFAULT 0
+      )`);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => {});
+      client.release();
+      if (owned) await pool.end();
+      throw error;
+    }
+    client.release();
+    return new PostgresDelegationStore(pool, owned, table, outbox, options.clock ?? systemClock);
+  }
+
+  private now(): string {
+    return new Date(this.clock.now()).toISOString();
+  }
+
+  private async run<R extends QueryResultRow>(
+    text: string,
+    values: unknown[],
+  ): Promise<QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(text, values);
+    } catch (error) {
+      throw mapPgError(error);
+    }
+  }
+
+  private notify(): void {
+    for (const l of this.listeners) queueMicrotask(l);
+  }
+
+  private async load(
+    id: string,
+  ): Promise<{ record: DelegationRecord; version: number } | undefined> {
+    const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.get, [id]);
+    return rows[0] ? rowToRecord(rows[0]) : undefined;
+  }
+
+  async create(input: DelegationRecord): Promise<DelegationRecord> {
+    const record = normalizeRecord(input);
+    const data = toJson(record.sub_task_data, 'sub_task_data');
+    const change: DelegationChange = {
+      op: 'create',
+      delegation_id: record.delegation_id,
+      version: 1,
+      time: this.now(),
+      record,
+    };
+    const res = await this.run(this.sql.create, [
+      record.delegation_id,
+      record.task_id,
+      record.sub_task_id,
+      record.workflow_level,
+      record.delegation_type,
+      record.sender_subject_id,
+      record.target_subject_id,
+      JSON.stringify(record.status),
+      data,
+      openDeadline(record),
+      JSON.stringify(change),
+    ]);
+    if (res.rowCount === 0) throw existsError(record.delegation_id);
+    this.notify();
+    return record;
+  }
+
+  async get(id: string): Promise<DelegationRecord | undefined> {
+    return (await this.load(id))?.record;
+  }
+
+  async getVersioned(
+    id: string,
+  ): Promise<{ record: DelegationRecord; version: number } | undefined> {
+    return this.load(id);
+  }
+
+  /** Read, change in memory, write if the version is unchanged; retry on a lost race. */
+  private async mutate(
+    id: string,
+    build: (
+      current: { record: DelegationRecord; version: number },
+      now: string,
+    ) => {
+      sql: string;
+      values: unknown[];
+      record: DelegationRecord;
+    },
+  ): Promise<DelegationRecord> {
+    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
+      const current = await this.load(id);
+      if (!current) throw notFoundError(id);
+      const plan = build(current, this.now());
+      const res = await this.run(plan.sql, plan.values);
+      if (res.rowCount !== 0) {
+        this.notify();
+        return plan.record;
+      }
+    }
+    throw new TasklineError(
+      'invalid_state',
+      `Delegation ${id} is changing too often to update; retry later.`,
+      { reason: 'contention', id },
+    );
+  }
+
+  async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
+    return this.mutate(id, (current, now) => {
+      const { record, from } = applyStage(current.record, stage, update, now);
+      const version = current.version + 1;
+      const change: DelegationChange = {
+        op: 'stage',
+        delegation_id: id,
+        version,
+        time: now,
+        record,
+        stage,
+        state: update.state as DelegationState,
+        ...(from ? { from } : {}),
+      };
+      return {
+        sql: this.sql.setStatus,
+        values: [
+          id,
+          current.version,
+          toJson(record.status, 'delegation_result'),
+          openDeadline(record),
+          JSON.stringify(change),
+        ],
+        record,
+      };
+    });
+  }
+
+  async update(
+    id: string,
+    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
+  ): Promise<DelegationRecord> {
+    return this.mutate(id, (current, now) => {
+      const record = applyPatch(current.record, patch);
+      const retarget = record.target_subject_id !== current.record.target_subject_id;
+      const change: DelegationChange = {
+        op: 'update',
+        delegation_id: id,
+        version: current.version + 1,
+        time: now,
+        record,
+        ...(retarget ? { previous_target: current.record.target_subject_id } : {}),
+      };
+      return {
+        sql: this.sql.setData,
+        values: [
+          id,
+          current.version,
+          toJson(record.sub_task_data, 'sub_task_data'),
+          record.target_subject_id,
+          JSON.stringify(change),
+        ],
+        record,
+      };
+    });
+  }
+
+  async delete(id: string): Promise<boolean> {
+    try {
+      await this.mutate(id, (current, now) => {
+        const change: DelegationChange = {
+          op: 'delete',
+          delegation_id: id,
+          version: current.version + 1,
+          time: now,
+          record: current.record,
+        };
+        return {
+          sql: this.sql.delete,
+          values: [id, current.version, JSON.stringify(change)],
+          record: current.record,
+        };
+      });
+      return true;
+    } catch (error) {
+      if (error instanceof TasklineError && error.code === 'not_found') return false;
+      throw error;
+    }
+  }
+
+  async query(
+    filter: DelegationFilter,
+    page: { limit?: number; cursor?: string } = {},
+  ): Promise<DelegationPage> {
+    const node = parseDelegationFilter(filter);
+    const limit = pageLimit(page.limit);
+    const params: unknown[] = [];
+    let where = compileFilterSql(node, 'postgres', params);
+    if (page.cursor !== undefined) {
+      params.push(decodeCursor(page.cursor));
+      where = `(${where}) AND delegation_id > $${params.length}`;
+    }
+    params.push(limit + 1);
+    const { rows } = await this.run<RecordRow & QueryResultRow>(
+      `SELECT ${SELECT} FROM ${this.table} WHERE ${where} ORDER BY delegation_id LIMIT $${params.length}`,
+      params,
+    );
+    const items = rows.slice(0, limit).map((r) => rowToRecord(r).record);
+    const last = items[items.length - 1];
+    return rows.length > limit && last
+      ? { items, next: encodeCursor(last.delegation_id) }
+      : { items };
+  }
+
+  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
+    const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.overdue, [
+      now,
+      pageLimit(limit),
+    ]);
+    return rows.map((r) => rowToRecord(r).record);
+  }
+
+  async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
+    const { rows } = await this.run<{ seq: string; change: unknown }>(this.sql.claim, [
+      leaseUntil,
+      now,
+      limit,
+    ]);
+    return rows
+      .map((r) => ({ seq: Number(r.seq), change: rowToChange(r.change) }))
+      .sort((a, b) => a.seq - b.seq);
+  }
+
+  async ackOutbox(seqs: readonly number[]): Promise<void> {
+    if (seqs.length > 0) await this.run(this.sql.ack, [seqs]);
+  }
+
+  async releaseOutbox(seqs: readonly number[]): Promise<void> {
+    if (seqs.length > 0) await this.run(this.sql.release, [seqs]);
+  }
+
+  async outboxSize(): Promise<number> {
+    const { rows } = await this.run<{ n: number }>(this.sql.size, []);
+    return Number(rows[0]?.n ?? 0);
+  }
+
+  onOutboxWrite(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    this.listeners.clear();
+    if (this.owned) await this.pool.end();
+  }
+
+  /** Drops this store's tables (tests and benches clean up with it). */
+  async dropTables(): Promise<void> {
+    await this.run(`DROP TABLE IF EXISTS ${this.table}, ${this.outbox}`, []);
+  }
+}

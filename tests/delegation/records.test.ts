@@ -1,0 +1,134 @@
+// Every task is a delegation record in the DelegationStore: created pending with its
+// deadline, in_progress while it runs, and final with its result. A store failure is
+// reported, never fatal to the call.
+import { describe, expect, it } from 'vitest';
+import { TaskManager } from '../../src/delegation/manager.js';
+import { MemoryDelegationStore } from '../../src/delegation/memory-store.js';
+import type { DelegationStore } from '../../src/delegation/record.js';
+import { GENERAL_PURPOSE } from '../../src/delegation/subagent.js';
+import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
+import { Lookups, recordEvents, researcher, researchModel } from './helpers.js';
+
+const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
+const iso = (ms: number) => new Date(ms).toISOString();
+
+describe('task records', () => {
+  it('move pending → in_progress → done with the result, on the clock', async () => {
+    const clock = new VirtualClock(T0);
+    const store = new MemoryDelegationStore({ now: () => clock.now() });
+    let manager!: TaskManager;
+    const lookups = new Lookups();
+    manager = new TaskManager({
+      clock,
+      store,
+      namespace: 'call7',
+      agentId: 'front-desk',
+      timeoutMs: 60_000,
+      subagents: [researcher(() => manager, { delayMs: 2_000, lookups })],
+      llm: researchModel('Thirty days.'),
+    });
+    const task = manager.start({
+      subagentType: 'researcher',
+      description: 'Refund window',
+      prompt: 'How long?',
+    });
+    await manager.flush();
+    expect(await store.get('call7:t1')).toEqual({
+      delegation_id: 'call7:t1',
+      task_id: 'call7',
+      sub_task_id: 't1',
+      workflow_level: 1,
+      delegation_type: 'subagent',
+      sender_subject_id: 'front-desk',
+      target_subject_id: 'researcher',
+      status: { execution: { state: 'in_progress', time: iso(T0), deadline: iso(T0 + 60_000) } },
+      sub_task_data: {
+        description: 'Refund window',
+        prompt: 'How long?',
+        mode: 'background',
+        origin: 'host',
+        conversation_id: 'c1',
+      },
+    });
+    await lookups.reached(1);
+    await clock.advance(2_000);
+    await manager.wait(task.id);
+    await manager.flush();
+    const done = await store.get('call7:t1');
+    expect(done?.status.execution).toEqual({
+      state: 'done',
+      time: iso(T0 + 2_000),
+      deadline: iso(T0 + 60_000),
+      delegation_result: {
+        status: 'done',
+        summary: 'Thirty days.',
+        partial: false,
+        turns: 2,
+        result_path: '/tasks/t1/result.md',
+      },
+    });
+    const page = await store.query({ 'status.execution.state': 'done' });
+    expect(page.items.map((r) => r.delegation_id)).toEqual(['call7:t1']);
+    await manager.close();
+  });
+
+  it('records a nested task one level down, sent by its parent sub-agent', async () => {
+    const store = new MemoryDelegationStore();
+    const sub = new ScriptedLLM({
+      respond: (req) =>
+        req.lastUserText === 'Top' && !req.lastToolOutput
+          ? {
+              toolCalls: [
+                { name: 'task', args: { subagent_type: GENERAL_PURPOSE, description: 'Inner' } },
+              ],
+            }
+          : { say: 'ok' },
+    });
+    const manager = new TaskManager({
+      store,
+      llm: sub,
+      namespace: 'n1',
+      clock: new VirtualClock(),
+    });
+    const top = manager.start({
+      subagentType: GENERAL_PURPOSE,
+      description: 'Outer',
+      prompt: 'Top',
+    });
+    await manager.wait(top.id);
+    await manager.flush();
+    const inner = await store.get('n1:t2');
+    expect(inner).toMatchObject({
+      task_id: 'n1:t1',
+      workflow_level: 2,
+      sender_subject_id: `subagent:${GENERAL_PURPOSE}`,
+      target_subject_id: GENERAL_PURPOSE,
+      sub_task_data: { parent_task: 't1', origin: 'subagent' },
+    });
+    expect(inner?.status.execution?.state).toBe('done');
+    await manager.close();
+  });
+
+  it('a failing store is reported as store_error events; the task still completes', async () => {
+    const broken: DelegationStore = Object.assign(new MemoryDelegationStore(), {
+      create: async () => {
+        throw new Error('disk full');
+      },
+    });
+    let manager!: TaskManager;
+    manager = new TaskManager({
+      store: broken,
+      clock: new VirtualClock(),
+      subagents: [researcher(() => manager, { delayMs: 0 })],
+      llm: researchModel('Fine.'),
+    });
+    const events = recordEvents(manager);
+    const task = manager.start({ subagentType: 'researcher', description: 'Anything' });
+    expect((await manager.wait(task.id)).status).toBe('done');
+    await manager.flush();
+    const errors = events.filter((e) => e.type === 'store_error');
+    expect(errors.length).toBeGreaterThan(0);
+    expect(String(errors[0]?.type === 'store_error' && errors[0].error)).toContain('disk full');
+    await manager.close();
+  });
+});
