@@ -1,5 +1,5 @@
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { BenchResult } from './result.js';
 
@@ -19,17 +19,21 @@ function median(values: number[]): number {
 
 /**
  * Cold `import 'taskline'` on top of `import '@livekit/agents'` (target ≤ +50 ms), each
- * run in a fresh process against the built package (`npm run build` first).
+ * run in a fresh process against the built package's main export (`npm run build` first).
  */
 export async function runImportBench(runs = 9): Promise<BenchResult[]> {
-  if (!existsSync(join(root, 'dist/index.js'))) {
+  const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as {
+    exports: Record<string, { import: string }>;
+  };
+  const entry = join(root, pkg.exports['.']?.import ?? 'dist/index.js');
+  if (!existsSync(entry)) {
     return [
       {
         name: 'cold import',
         metric: 'added ms',
         value: Number.NaN,
         unit: 'ms',
-        note: 'dist/ missing: run `npm run build` first',
+        note: 'the built package is missing: run `npm run build` first',
       },
     ];
   }
@@ -40,7 +44,7 @@ export async function runImportBench(runs = 9): Promise<BenchResult[]> {
     `const t0 = performance.now();
 await import('@livekit/agents');
 const t1 = performance.now();
-await import(${JSON.stringify(join(root, 'dist/index.js'))});
+await import(${JSON.stringify(entry)});
 const t2 = performance.now();
 console.log(JSON.stringify([t1 - t0, t2 - t1]));\n`,
   );

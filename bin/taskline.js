@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 const source = fileURLToPath(new URL('../src/cli/main.ts', import.meta.url));
-let entry = new URL('../dist/cli/main.js', import.meta.url).href;
+let entry = new URL('../dist/bundle/cli/main.js', import.meta.url).href;
 try {
   const { register } = await import('tsx/esm/api');
   register({ tsconfig: fileURLToPath(new URL('../tsconfig.json', import.meta.url)) });

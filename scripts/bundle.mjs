@@ -1,0 +1,20 @@
+// Bundles the compiled package (dist/) into dist/bundle/: one file per entry point plus
+// shared chunks, so `import 'taskline'` loads a handful of files instead of ~120 modules
+// (the cold-import target is ≤ +50 ms over @livekit/agents). All entry points go through
+// one build with code splitting, so state such as the per-session call context exists
+// once whichever entry a module was loaded from. Dependencies stay external.
+import { build } from 'esbuild';
+
+await build({
+  entryPoints: ['dist/index.js', 'dist/testing/index.js', 'dist/cli/main.js'],
+  outbase: 'dist',
+  outdir: 'dist/bundle',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'node',
+  target: 'node20',
+  packages: 'external',
+  sourcemap: true,
+  logLevel: 'warning',
+});
