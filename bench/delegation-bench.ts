@@ -20,7 +20,7 @@ import { defineSubAgent } from '../src/delegation/subagent.js';
 import type { TaskEvent } from '../src/delegation/types.js';
 import { ScriptedLLM, SimulatedCaller } from '../src/testing/index.js';
 import { createDelegationTools } from '../src/tools/delegation.js';
-import { interleave, median, round3, stopwatch } from './interleave.js';
+import { argNumber, collectGarbage, interleave, median, round3, stopwatch } from './interleave.js';
 import type { BenchResult } from './result.js';
 
 /** Options for {@link runDelegationBench}. */
@@ -31,18 +31,6 @@ export interface DelegationBenchOptions {
   runs?: number;
   /** Untimed warm-up rounds (default 1). */
   warmup?: number;
-}
-
-let gc: (() => void) | undefined;
-
-/** A full GC, so a heap measurement starts from live data only. */
-function collectGarbage(): void {
-  if (!gc) {
-    setFlagsFromString('--expose-gc');
-    const fn: unknown = runInNewContext('gc');
-    gc = typeof fn === 'function' ? () => fn() : () => undefined;
-  }
-  gc();
 }
 
 const INSTRUCTIONS = 'Look the question up, then answer in one sentence.';
@@ -268,12 +256,6 @@ export async function runDelegationBench(
       note: `${delivery.inHistory}/${n} results in the call history; ${delivery.replies} deferred repl${delivery.replies === 1 ? 'y' : 'ies'} (coalesced); ${round3(delivery.elapsed)} ms from start to the last reply`,
     },
   ];
-}
-
-function argNumber(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
-  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

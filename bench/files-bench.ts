@@ -6,6 +6,7 @@ import { pathToFileURL } from 'node:url';
 import type { FileBackend } from '../src/tools/files/backend.js';
 import { DiskBackend } from '../src/tools/files/backends/disk.js';
 import { MemoryBackend } from '../src/tools/files/backends/memory.js';
+import { argNumber } from './interleave.js';
 import type { BenchResult } from './result.js';
 
 /** Size of the generated tree. */
@@ -223,12 +224,6 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
 
 function round(n: number): number {
   return Math.round(n * 100) / 100;
-}
-
-function argNumber(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
-  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

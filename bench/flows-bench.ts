@@ -20,6 +20,8 @@ import { email, number, yesNo } from '../src/tasks/prebuilt.js';
 import { ScriptedLLM } from '../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../src/testing/simulated-caller.js';
 import {
+  argNumber,
+  collectGarbage,
   compareTimings,
   interleave,
   median,
@@ -372,23 +374,6 @@ function verifySequence(results: Record<'flow' | 'group' | 'sqlite', unknown[][]
 function memory(): number {
   const m = process.memoryUsage();
   return m.heapUsed + m.external;
-}
-
-let gc: (() => void) | undefined;
-
-function collectGarbage(): void {
-  if (!gc) {
-    setFlagsFromString('--expose-gc');
-    const fn: unknown = runInNewContext('gc');
-    gc = typeof fn === 'function' ? () => fn() : () => undefined;
-  }
-  gc();
-}
-
-function argNumber(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
-  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

@@ -118,10 +118,17 @@ export function round3(n: number): number {
   return Math.round(n * 1000) / 1000;
 }
 
+/** A positive number given on the command line as `--name N`, if any. */
+export function argNumber(name: string): number | undefined {
+  const i = process.argv.indexOf(`--${name}`);
+  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
+  return Number.isFinite(v) && v > 0 ? v : undefined;
+}
+
 let gc: (() => void) | undefined;
 
-/** A full GC before each trial, so one contender's garbage is not collected on another's time. */
-function collectGarbage(): void {
+/** A full GC, so a heap measurement starts from live data only. */
+export function collectGarbage(): void {
   if (!gc) {
     setFlagsFromString('--expose-gc');
     const fn: unknown = runInNewContext('gc');

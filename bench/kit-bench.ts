@@ -3,7 +3,7 @@ import { llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { ScriptedLLM, type ScriptStep } from '../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../src/testing/simulated-caller.js';
-import { compareTimings, interleave, type Sample, stopwatch } from './interleave.js';
+import { argNumber, compareTimings, interleave, type Sample, stopwatch } from './interleave.js';
 import type { BenchResult } from './result.js';
 
 /** Sizes of the testing-kit benchmark. */
@@ -145,12 +145,6 @@ export async function runKitBench(opts: KitBenchOptions = {}): Promise<BenchResu
       'cpu',
     ),
   ];
-}
-
-function argNumber(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
-  return Number.isFinite(v) && v > 0 ? v : undefined;
 }
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {

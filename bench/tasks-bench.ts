@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { defineTask, type TaskDefinition } from '../src/tasks/define.js';
 import { email } from '../src/tasks/prebuilt.js';
 import { ScriptedLLM, type ScriptStep } from '../src/testing/scripted-llm.js';
-import { compareTimings, interleave, type Sample, stopwatch } from './interleave.js';
+import { argNumber, compareTimings, interleave, type Sample, stopwatch } from './interleave.js';
 import type { BenchResult } from './result.js';
 
 /** Sizes of the capture benchmark. */
@@ -197,12 +197,6 @@ export async function runTasksBench(opts: TasksBenchOptions = {}): Promise<Bench
 
 const MODEL_PATH = 'defineTask vs hand-written AgentTask (model calls submit)';
 const PARSER_PATH = 'prebuilt email resolved by its parser (no model call in the task)';
-
-function argNumber(name: string): number | undefined {
-  const i = process.argv.indexOf(`--${name}`);
-  const v = i >= 0 ? Number(process.argv[i + 1]) : Number.NaN;
-  return Number.isFinite(v) && v > 0 ? v : undefined;
-}
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const { initializeLogger } = await import('@livekit/agents');

@@ -68,7 +68,10 @@ class Desk extends voice.Agent {
       tools: {
         ask: llm.tool({
           description: 'ask',
-          execute: async () => (outcome = await pin.run()).status,
+          execute: async () => {
+            outcome = await pin.run();
+            return outcome.status;
+          },
         }),
       },
     });

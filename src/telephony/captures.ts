@@ -1,6 +1,6 @@
 import type { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
-import { maskValue } from './pii.js';
+import { maskValue } from '../core/pii.js';
 
 /** One value captured during a call, in the form that may be shown or spoken. */
 export interface CaptureEntry {

@@ -2,13 +2,13 @@ import type { ReadableStream } from 'node:stream/web';
 import type { FlushSentinel, llm } from '@livekit/agents';
 import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { maskPII, maskValue, registerSecret } from '../core/pii.js';
 import type { Outcome } from '../outcome.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
 import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from '../tasks/policy.js';
 import { recordCapture } from './captures.js';
 import { KeypadTask } from './keypad-task.js';
 import { checkKey, spokenKey } from './keys.js';
-import { maskPII, maskValue, registerSecret } from './pii.js';
 
 /**
  * Options of {@link collectDigits}, with Twilio `<Gather>` semantics: input ends at the

@@ -4,6 +4,8 @@
  *
  * @packageDocumentation
  */
+
+export * from '../core/pii.js';
 export * from './captures.js';
 export * from './digits.js';
 export * from './end-call.js';
@@ -16,7 +18,6 @@ export {
 export { checkKey, dtmfFromEvent, spokenKey } from './keys.js';
 export * from './log.js';
 export * from './menu.js';
-export * from './pii.js';
 export * from './room.js';
 export * from './sip-transfer.js';
 export * from './stream.js';

@@ -1,9 +1,9 @@
 import type { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
+import { maskPII } from '../core/pii.js';
 import type { FailedOutcome } from '../outcome.js';
 import { capturesOf } from './captures.js';
 import { logCall } from './log.js';
-import { maskPII } from './pii.js';
 
 /** Cold: hand the call over blind. Warm: brief a human first, then connect them. */
 export type TransferMode = 'cold' | 'warm';

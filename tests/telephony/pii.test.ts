@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import { clearSecrets, luhnValid, maskPII, registerSecret } from '../../src/core/pii.js';
 import { collectDigits } from '../../src/telephony/digits.js';
 import { logCall } from '../../src/telephony/log.js';
-import { clearSecrets, luhnValid, maskPII, registerSecret } from '../../src/telephony/pii.js';
 import type { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import { runTask } from './helpers.js';
 import { captureLogs, logText } from './logs.js';

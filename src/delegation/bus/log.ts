@@ -1,24 +1,15 @@
-import { log } from '@livekit/agents';
+import { type LogLevel, logLine } from '../../core/log.js';
 
 /** Severity of a delegation log line. */
-export type DelegationLogLevel = 'debug' | 'info' | 'warn' | 'error';
+export type DelegationLogLevel = LogLevel;
 
-/**
- * Writes one delegation log line through upstream's logger (component `taskline.delegation`);
- * does nothing when the process has no logger, so library code never fails on logging.
- */
+/** Writes one delegation log line (PII masked) through upstream's logger. */
 export function logDelegation(
   level: DelegationLogLevel,
   message: string,
   fields: Record<string, unknown> = {},
 ): void {
-  let logger: ReturnType<typeof log>;
-  try {
-    logger = log();
-  } catch {
-    return;
-  }
-  logger[level]({ ...fields, component: 'taskline.delegation' }, message);
+  logLine('taskline.delegation', level, message, fields);
 }
 
 /** An error's message, for logs and stored failure results. */
