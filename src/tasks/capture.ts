@@ -1,5 +1,6 @@
+import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
-import type { FailedOutcome, FailureStatus } from '../outcome.js';
+import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
 import type { RetryPolicy } from './policy.js';
 
 /**
@@ -74,4 +75,36 @@ export function joinSpeech(...parts: string[]): string {
     .filter(Boolean)
     .map((p) => (/[.?!]$/.test(p) ? p : `${p}.`))
     .join(' ');
+}
+
+/**
+ * The shell every capture task shares (typed tasks, digits, menus): an upstream AgentTask
+ * whose `run()` always resolves an {@link Outcome}. A session torn down mid-capture becomes
+ * `hangup` or `cancelled`; an error before the task ever started (awaited outside a tool or
+ * `onEnter`) is a programming error and is rethrown. Subclasses set `entered` and `call` in
+ * `onEnter` and release their timers and listeners in `cleanup()`.
+ */
+export abstract class CaptureTask<T> extends voice.AgentTask<Outcome<T>> {
+  /** True once `onEnter` ran. */
+  protected entered = false;
+  /** The call this task runs in (set in `onEnter`). */
+  protected call: CallContext | undefined;
+
+  /** Failed answers so far (the `attempts` of an unwound outcome). */
+  protected abstract failures(): number;
+
+  /** Releases the task's timers and listeners; runs whenever `run()` ends. */
+  protected abstract cleanup(): void;
+
+  /** Runs the task inline and resolves its outcome; never throws for caller behaviour. */
+  override async run(): Promise<Outcome<T>> {
+    try {
+      return await super.run();
+    } catch (error) {
+      if (!this.entered) throw error;
+      return unwoundOutcome(error, this.call, this.failures());
+    } finally {
+      this.cleanup();
+    }
+  }
 }

@@ -1,15 +1,15 @@
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
-import { type CallContext, callOf, type InputModality } from '../core/call.js';
+import { callOf, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
+  CaptureTask,
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
   totalFailures,
-  unwoundOutcome,
 } from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
 import type { ParseResult } from './parsers/result.js';
@@ -115,7 +115,7 @@ export interface TaskCounters {
  * tool shaped by the schema, and retries, confirmation, no-input timers, a watchdog and
  * the hang-up are handled here so callers only branch on `outcome.status`.
  */
-export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
+export class TypedTask<T> extends CaptureTask<T> {
   readonly spec: TaskSpec<T>;
   private readonly retry: RetryPolicy<T>;
   private readonly watchdog: Watchdog;
@@ -125,7 +125,6 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
   private phase: Phase = 'asking';
   private pending: { value: T; modality: InputModality } | undefined;
   private spelled = false;
-  private entered = false;
   private finished = false;
   private readonly seen = new Set<string>();
   private readonly localCalls = new Set<string>();
@@ -136,7 +135,6 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
   private keyTimer: TimerHandle | undefined;
   private watchdogTimer: TimerHandle | undefined;
   private readonly cleanups: Array<() => void> = [];
-  private call: CallContext | undefined;
 
   constructor(spec: TaskSpec<T>) {
     const retry = resolveRetry(spec.retry);
@@ -187,18 +185,6 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
   /** A snapshot of the task's counters (no-input, no-match, invalid, rejected, turns). */
   get counters(): Readonly<TaskCounters> {
     return { ...this.counts, turns: this.turns };
-  }
-
-  /** Runs the task inline and resolves its outcome; a session torn down mid-task is `cancelled`. */
-  override async run(): Promise<Outcome<T>> {
-    try {
-      return await super.run();
-    } catch (error) {
-      if (!this.entered) throw error;
-      return unwoundOutcome(error, this.call, this.failures());
-    } finally {
-      this.cleanup();
-    }
   }
 
   override async onEnter(): Promise<void> {
@@ -387,7 +373,7 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
     return reached !== undefined;
   }
 
-  private failures(): number {
+  protected override failures(): number {
     return totalFailures(this.counts);
   }
 
@@ -423,7 +409,7 @@ export class TypedTask<T> extends voice.AgentTask<Outcome<T>> {
     if (!this.done) this.complete(outcome);
   }
 
-  private cleanup(): void {
+  protected override cleanup(): void {
     this.cancelNoInput();
     this.keyTimer?.cancel();
     this.keyTimer = undefined;

@@ -1,15 +1,15 @@
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
-import { type CallContext, callOf, type DtmfEvent, type InputModality } from '../core/call.js';
+import { callOf, type DtmfEvent, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
+  CaptureTask,
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
   totalFailures,
-  unwoundOutcome,
 } from '../tasks/capture.js';
 import { emptyStream, textStream, toolCallStream } from '../tasks/chunks.js';
 import { pickReprompt, type RetryPolicy, type Watchdog } from '../tasks/policy.js';
@@ -50,13 +50,11 @@ type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
  * timers on the call's clock, counts failures against the same RetryPolicy as typed
  * tasks, and always resolves an {@link Outcome} — `hangup` when the caller leaves.
  */
-export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
+export abstract class KeypadTask<T> extends CaptureTask<T> {
   protected readonly config: KeypadTaskConfig<T>;
-  protected call: CallContext | undefined;
   protected readonly counts: Record<FailureKind, number> = { noInput: 0, noMatch: 0, invalid: 0 };
   /** True once an outcome is decided (escalation may still be running). */
   protected finished = false;
-  private entered = false;
   private turns = 0;
   private readonly seen = new Set<string>();
   private readonly speeches = new Set<voice.SpeechHandle>();
@@ -104,18 +102,6 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
   /** The full prompt (what `repeat` replays). */
   protected get fullPrompt(): string {
     return this.config.prompt;
-  }
-
-  /** Runs the task inline and resolves its outcome; a session torn down mid-task is `cancelled`. */
-  override async run(): Promise<Outcome<T>> {
-    try {
-      return await super.run();
-    } catch (error) {
-      if (!this.entered) throw error;
-      return unwoundOutcome(error, this.call, this.failures());
-    } finally {
-      this.cleanup();
-    }
   }
 
   override async onEnter(): Promise<void> {
@@ -228,7 +214,7 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
   }
 
   /** Failed answers so far. */
-  protected failures(): number {
+  protected override failures(): number {
     return totalFailures(this.counts);
   }
 
@@ -360,7 +346,7 @@ export abstract class KeypadTask<T> extends voice.AgentTask<Outcome<T>> {
     release?.();
   }
 
-  private cleanup(): void {
+  protected override cleanup(): void {
     this.cancelKeyTimer();
     this.watchdogTimer?.cancel();
     this.watchdogTimer = undefined;
