@@ -1,7 +1,7 @@
 // Runs the assistant in a LiveKit room (Silero VAD, OpenAI speech, model and voice),
 // dispatched by name (`taskline-assistant`):
 //   OPENAI_API_KEY=... LIVEKIT_URL=... LIVEKIT_API_KEY=... LIVEKIT_API_SECRET=... \
-//     npx tsx examples/assistant/room.ts start        # or: lk agent dev (see the README)
+//     npx tsx examples/assistant/room.ts start      # production worker; development: see the README
 // The researcher runs on OpenAI too (OPENAI_MODEL, default gpt-4o-mini), with its own
 // model instance; its findings are spoken when ready, into whichever agent has the call.
 import { cli } from '@livekit/agents';

@@ -1,6 +1,6 @@
 // Runs the callback bot in a LiveKit room, dispatched by name (`taskline-callback`):
 //   LIVEKIT_URL=... LIVEKIT_API_KEY=... LIVEKIT_API_SECRET=... OPENAI_API_KEY=... \
-//     npx tsx examples/callback/room.ts start        # or: lk agent dev (see the README)
+//     npx tsx examples/callback/room.ts start      # production worker; development: see the README
 import { cli } from '@livekit/agents';
 import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
 import callback from './index.js';

@@ -8,7 +8,7 @@
  *
  *   export LIVEKIT_URL=wss://… LIVEKIT_API_KEY=… LIVEKIT_API_SECRET=… OPENAI_API_KEY=…
  *   export TASKLINE_TRANSFER_TO=+15550100          # your service desk
- *   npx tsx examples/ivr-bank/room.ts start        # or: lk agent dev (see the README)
+ *   npx tsx examples/ivr-bank/room.ts start      # production worker; development: see the README
  */
 import { cli } from '@livekit/agents';
 import { isMainModule, roomAgent, roomServerOptions } from 'taskline';

@@ -3,12 +3,12 @@
  * `taskline-survey`):
  *
  *   OPENAI_API_KEY=... LIVEKIT_URL=... LIVEKIT_API_KEY=... LIVEKIT_API_SECRET=... \
- *     npx tsx examples/survey/room.ts start        # or: lk agent dev (see the README)
+ *     npx tsx examples/survey/room.ts start      # production worker; development: see the README
  *
  * Answers are checkpointed in SQLite (TASKLINE_CHECKPOINTS, default
- * .taskline/checkpoints.db). A caller whose trunk presents a valid number (E.164) resumes
- * where a dropped call stopped; a withheld or anonymous caller always starts fresh and
- * never shares a checkpoint. The call ends after the last step.
+ * .taskline/checkpoints.db) under the caller's number when their trunk presents a valid one
+ * (E.164), so a dropped call resumes where it stopped; a withheld or anonymous caller is not
+ * checkpointed and always starts fresh. The call ends after the last step.
  */
 import { cli } from '@livekit/agents';
 import {
@@ -31,7 +31,8 @@ export const AGENT_NAME = 'taskline-survey';
 
 /**
  * The checkpoint key of a call: the caller's verified number, so a caller who dials back
- * resumes; none for anyone else (the flow then keys on the call's own unique id).
+ * resumes. None for anyone else: their call is not checkpointed at all (nobody could
+ * resume it, and a withheld number must never key a shared checkpoint).
  */
 export function resumeKey(setup: CallSetup | undefined): string | undefined {
   return setup?.callerNumber ? `tel:${setup.callerNumber}` : undefined;
@@ -53,7 +54,8 @@ export function surveyRoomModule(checkpoints: CheckpointStore): CallModule<Surve
   return defineCallModule<SurveyOutcome>({
     ...surveyModule,
     createCall(setup) {
-      const agent = new SurveyRoomCall({ checkpoints, callId: resumeKey(setup) });
+      const callId = resumeKey(setup);
+      const agent = new SurveyRoomCall(callId ? { checkpoints, callId } : {});
       return { agent, result: () => agent.outcome };
     },
   });

@@ -9,7 +9,7 @@ import {
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
 import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { attachCall, type CallContext } from '../core/call.js';
-import { type Clock, systemClock } from '../core/clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine } from '../core/log.js';
 import { callerNumber } from '../telephony/caller-id.js';
@@ -46,7 +46,7 @@ export interface RoomAgentOptions {
   outputOptions?: Partial<voice.RoomOutputOptions>;
   /** Runs after the session started in the room. */
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
-  /** The clock of the room entry's own timers (tests pass a virtual one). */
+  /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
 }
 
@@ -104,6 +104,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
       const call = attachCall(session, {
         callId: ctx.job.id || undefined,
         callerIdentity: caller.identity,
+        clock: options.clock,
       });
       // Bound before start, so a hang-up reaches the running task before the session closes.
       bindRoom(session, ctx.room, { callerIdentity: caller.identity });
@@ -184,14 +185,21 @@ async function afterCall(
  */
 function lingerUntilTheCallEnds(ctx: JobContext, clock: Clock): void {
   const room = ctx.room;
+  let timer: TimerHandle | undefined;
   const onLeft = (participant: RemoteParticipant) => {
-    if (!isCallerKind(participant)) return;
-    room.off(RoomEvent.ParticipantDisconnected, onLeft);
-    clock.setTimer(WARM_LINGER_MS, () => {
-      if (room.isConnected) ctx.shutdown('transferred call ended');
+    if (!isCallerKind(participant) || timer) return;
+    timer = clock.setTimer(WARM_LINGER_MS, () => {
+      stop();
+      ctx.shutdown('transferred call ended');
     });
   };
+  const stop = () => {
+    timer?.cancel();
+    room.off(RoomEvent.ParticipantDisconnected, onLeft);
+    room.off(RoomEvent.Disconnected, stop);
+  };
   room.on(RoomEvent.ParticipantDisconnected, onLeft);
+  room.on(RoomEvent.Disconnected, stop);
 }
 
 async function defaultSession(

@@ -22,9 +22,10 @@ export function textCalls(model: ScriptedLLM, identity = ALICE.identity) {
   const callers: SimulatedCaller[] = [];
   const options: RoomAgentOptions = {
     clock,
-    createSession: () => {
+    createSession: (ctx) => {
       const session = new voice.AgentSession({ llm: model });
-      callers.push(new SimulatedCaller(session, { clock, identity }));
+      // The call id roomAgent gives a call (the job's), so ids and keys are the entry's own.
+      callers.push(new SimulatedCaller(session, { clock, identity, callId: ctx.job.id }));
       model.bind(session);
       return session;
     },

@@ -51,6 +51,7 @@ afterEach(async () => {
   for (const c of cleanups.splice(0)) await c();
   sim.api.onTransfer = () => ({ ok: true });
   sim.api.onDial = () => ({ ok: true });
+  sim.api.refuse = () => false;
 });
 
 /** The API calls about room `name`, as "Method room". */
@@ -100,7 +101,13 @@ async function startBank(
   await job.entry;
   await text.caller.settle();
   expect(text.caller.agentLines).toEqual([MENU]);
-  return { name, job, caller: text.caller, result: () => calls[0]!.result() };
+  return {
+    name,
+    job,
+    caller: text.caller,
+    clock: text.clock,
+    result: () => calls[0]!.result(),
+  };
 }
 
 describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
@@ -140,7 +147,8 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     expect(sim.rooms.room(name).deleted).toBe(false);
   });
 
-  it('warm: the human is briefed with the conversation, merged into the room, and stays with the caller', async () => {
+  /** A warm transfer up to the merge: the human briefed, then moved into the caller's room. */
+  async function warmTransfer() {
     const briefings: ScriptedRequest[] = [];
     const model = bankModel((req) => {
       briefings.push(req);
@@ -148,7 +156,7 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
         ? { toolCalls: [{ name: 'connect_to_caller' }] }
         : { toolCalls: [] };
     });
-    const { name, job, caller, result } = await startBank(
+    const call = await startBank(
       {
         transfer: {
           mode: 'warm',
@@ -158,18 +166,11 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
       },
       model,
     );
+    const { name, caller } = call;
     const closed = once(caller.session, voice.AgentSessionEventTypes.Close);
     const saying = caller.say('I need to talk to someone');
     const consult = `${name}-human-agent`;
     const dial = await sim.api.next('SIP/CreateSIPParticipant', consult);
-    expect(dial.body).toEqual({
-      sipTrunkId: 'ST_desk',
-      sipCallTo: '+14155550100',
-      roomName: `${name}-human-agent`,
-      participantIdentity: 'human-agent-sip',
-      waitUntilAnswered: true,
-      ringingTimeout: '20s',
-    });
     await sim.drained();
     // The briefing model is not asked before the human speaks (an answer may be voicemail).
     expect(briefings).toEqual([]);
@@ -178,7 +179,21 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     sim.rooms.sendText(consult, 'human-agent-sip', 'Got it, put them through.');
     await closed;
     await saying;
+    // The consultation room goes (upstream deletes it once the human is moved).
+    await sim.api.next('RoomService/DeleteRoom', consult);
+    return { ...call, consult, dial, briefings };
+  }
 
+  it('warm: the human is briefed with the conversation, merged into the room, and stays with the caller', async () => {
+    const { name, consult, dial, briefings, job, caller, result } = await warmTransfer();
+    expect(dial.body).toEqual({
+      sipTrunkId: 'ST_desk',
+      sipCallTo: '+14155550100',
+      roomName: consult,
+      participantIdentity: 'human-agent-sip',
+      waitUntilAnswered: true,
+      ringingTimeout: '20s',
+    });
     const briefing = briefings[0]!;
     expect(briefing.lastUserText).toBe('Hello, service desk.');
     const prompt = briefing.messages.find((m) => m.role === 'system')?.text ?? '';
@@ -193,9 +208,8 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     expect(sim.api.about(name).map((c) => c.body)).toEqual([
       { room: consult, identity: 'human-agent-sip', destinationRoom: name },
     ]);
-    // The consultation room goes (upstream deletes it); the caller's room stays, with Alice
-    // and the human in it, and the bot (silent) until one of them hangs up.
-    await sim.api.next('RoomService/DeleteRoom', consult);
+    // The caller's room stays, with Alice and the human in it, and the bot (silent) until
+    // one of them hangs up.
     expect(sim.rooms.room(consult).deleted).toBe(true);
     expect(sim.rooms.room(name).identities).toEqual(['sip_alice', 'human-agent-sip']);
     expect(sim.rooms.room(name).deleted).toBe(false);
@@ -205,6 +219,20 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     // When one of them hangs up, upstream's transfer task ends the room for the other.
     sim.rooms.leave(name, 'human-agent-sip');
     await endedByDeletingRoom(job, name);
+  });
+
+  it('warm: if the room cannot be ended after a party hangs up, the bot still leaves (bounded)', async () => {
+    const { name, job, clock } = await warmTransfer();
+    sim.api.refuse = (call) => call.method === 'RoomService/DeleteRoom' && call.body.room === name;
+    sim.rooms.leave(name, 'sip_alice');
+    await sim.api.next('RoomService/DeleteRoom', name);
+    await sim.drained();
+    await clock.advance(9_999);
+    expect(job.shutdownReason).toBeUndefined();
+    await clock.advance(1);
+    expect(await job.ended).toBe('transferred call ended');
+    expect(sim.rooms.room(name).deleted).toBe(false);
+    expect(sim.rooms.room(name).agents.size).toBe(0);
   });
 
   it('warm: a busy desk is a failed transfer: the caller hears it and the call ends normally', async () => {

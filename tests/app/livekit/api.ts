@@ -32,6 +32,8 @@ export class SimApi {
   onTransfer: (body: Record<string, unknown>) => SipAnswer = () => ({ ok: true });
   /** How the dialled human answers (warm transfer). Default: answered. */
   onDial: (body: Record<string, unknown>) => SipAnswer = () => ({ ok: true });
+  /** Calls the server fails (503, after recording them). Default: none. */
+  refuse: (call: ApiCall) => boolean = () => false;
   private readonly rooms: SimRooms;
   private readonly verifier: TokenVerifier;
   private server: Server | undefined;
@@ -105,6 +107,7 @@ export class SimApi {
       this.waiters.splice(this.waiters.indexOf(w), 1);
       w.resolve(call);
     }
+    if (this.refuse(call)) return twirpError(res, 503, 'unavailable', 'simulated outage');
     const str = (key: string) => String(body[key] ?? '');
     switch (method) {
       case 'RoomService/DeleteRoom':
