@@ -65,12 +65,24 @@ export function sipTarget(to: string): string {
 }
 
 /**
- * A ringing timeout in milliseconds as the whole seconds LiveKit SIP takes. Both transfer
- * kinds use milliseconds (as upstream's WarmTransferTask does); a value that is not a
- * positive whole number of seconds is refused here rather than rounded silently or thrown
- * by livekit-server-sdk's BigInt conversion mid-call.
+ * The ringing timeout of a transferer's options (`ringingTimeoutMs`) as the whole seconds
+ * LiveKit SIP takes. Both transfer kinds use milliseconds (as upstream's WarmTransferTask
+ * does); a value that is not a positive whole number of seconds is refused here rather
+ * than rounded silently or thrown by livekit-server-sdk's BigInt conversion mid-call, and
+ * the old `ringingTimeout` key is refused by name.
  */
-export function ringingSeconds(ms: number, owner: string): number {
+export function ringingSeconds(
+  options: { ringingTimeoutMs?: number },
+  owner: string,
+): number | undefined {
+  if ('ringingTimeout' in options) {
+    throw new TasklineError(
+      'invalid_argument',
+      `${owner}: \`ringingTimeout\` is now \`ringingTimeoutMs\` (milliseconds, for cold and warm transfers alike).`,
+    );
+  }
+  const ms = options.ringingTimeoutMs;
+  if (ms === undefined) return undefined;
   if (!Number.isFinite(ms) || ms <= 0 || ms % 1000 !== 0) {
     throw new TasklineError(
       'invalid_argument',

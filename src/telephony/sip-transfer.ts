@@ -52,16 +52,7 @@ export class ColdSipTransferer implements Transferer {
         'ColdSipTransferer needs the caller room name and SIP participant identity.',
       );
     }
-    if ('ringingTimeout' in options) {
-      throw new TasklineError(
-        'invalid_argument',
-        'ColdSipTransferer: `ringingTimeout` (seconds) is now `ringingTimeoutMs` (milliseconds, as for warm transfers).',
-      );
-    }
-    this.ringingTimeout =
-      options.ringingTimeoutMs === undefined
-        ? undefined
-        : ringingSeconds(options.ringingTimeoutMs, 'ColdSipTransferer');
+    this.ringingTimeout = ringingSeconds(options, 'ColdSipTransferer');
     this.options = options;
   }
 

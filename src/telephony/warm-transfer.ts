@@ -41,16 +41,8 @@ export class WarmTransferer implements Transferer {
   private readonly ringingTimeout: number | undefined;
 
   constructor(options: WarmTransfererOptions = {}) {
-    if ('ringingTimeout' in options) {
-      throw new TasklineError(
-        'invalid_argument',
-        'WarmTransferer takes `ringingTimeoutMs` (milliseconds), not `ringingTimeout`.',
-      );
-    }
-    this.ringingTimeout =
-      options.ringingTimeoutMs === undefined
-        ? undefined
-        : ringingSeconds(options.ringingTimeoutMs, 'WarmTransferer') * 1000;
+    const seconds = ringingSeconds(options, 'WarmTransferer');
+    this.ringingTimeout = seconds === undefined ? undefined : seconds * 1000;
     this.options = options;
   }
 

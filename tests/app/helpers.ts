@@ -1,9 +1,11 @@
 import { voice } from '@livekit/agents';
 import { ParticipantKind } from '@livekit/rtc-node';
+import { afterAll, afterEach, beforeAll } from 'vitest';
 import type { RoomAgentOptions } from '../../src/app/room.js';
 import type { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { SimulatedLiveKit } from './livekit/index.js';
 
 /** The phone caller of these tests, as LiveKit SIP presents them. */
 export const ALICE = {
@@ -45,4 +47,26 @@ export function textCalls(model: ScriptedLLM, identity = ALICE.identity) {
       for (const c of callers) await c.close();
     },
   };
+}
+
+/**
+ * A simulated LiveKit server for one test file: started before its tests, closed after;
+ * `cleanups` registered by a test run after it.
+ */
+export function simulatedLiveKit(): {
+  sim: SimulatedLiveKit;
+  cleanups: Array<() => Promise<void>>;
+} {
+  const sim = new SimulatedLiveKit();
+  const cleanups: Array<() => Promise<void>> = [];
+  beforeAll(async () => {
+    await sim.start();
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+  afterEach(async () => {
+    for (const c of cleanups.splice(0)) await c();
+  });
+  return { sim, cleanups };
 }

@@ -26,8 +26,8 @@ import {
 } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
-import { ALICE, textCalls } from './helpers.js';
-import { runJob, SimulatedLiveKit } from './livekit/index.js';
+import { ALICE, simulatedLiveKit, textCalls } from './helpers.js';
+import { runJob } from './livekit/index.js';
 
 const MENU =
   'Welcome to Taskline Bank. For your balance, press 1. For a lost or stolen card, press 2. ' +
@@ -37,18 +37,10 @@ const HOLD = 'Please hold while I transfer you to a colleague.';
 const SORRY = 'Sorry I could not help. Goodbye.';
 const SUMMARY = 'Caller asked to talk to someone. Captured so far: main menu: an agent.';
 
-let sim: SimulatedLiveKit;
+const { sim, cleanups } = simulatedLiveKit();
 let count = 0;
-const cleanups: Array<() => Promise<void>> = [];
 
-beforeAll(async () => {
-  sim = await new SimulatedLiveKit().start();
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
+afterEach(() => {
   sim.api.onTransfer = () => ({ ok: true });
   sim.api.onDial = () => ({ ok: true });
   sim.api.refuse = () => false;

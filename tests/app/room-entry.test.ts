@@ -7,7 +7,7 @@ import { once } from 'node:events';
 import { fileURLToPath } from 'node:url';
 import { voice } from '@livekit/agents';
 import { ParticipantKind } from '@livekit/rtc-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { GREETING } from '../../examples/assistant/index.js';
 import assistantRoom, * as assistantEntry from '../../examples/assistant/room.js';
 import callback from '../../examples/callback/index.js';
@@ -20,24 +20,13 @@ import { callOf } from '../../src/core/call.js';
 import { RecordingTransferer } from '../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { captureLogs, logText } from '../telephony/logs.js';
-import { ALICE, textCalls } from './helpers.js';
-import { type JobRun, runJob, SimulatedLiveKit } from './livekit/index.js';
+import { ALICE, simulatedLiveKit, textCalls } from './helpers.js';
+import { type JobRun, runJob } from './livekit/index.js';
 
 const CALLBACK_GREETING = 'Thanks for calling Acme Insurance. How can I help?';
 
-let sim: SimulatedLiveKit;
+const { sim, cleanups } = simulatedLiveKit();
 let count = 0;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  sim = await new SimulatedLiveKit().start();
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
 
 function freshRoom(): string {
   count += 1;

@@ -4,7 +4,7 @@
  * only for a caller whose trunk presented a valid number — never for a withheld one.
  */
 import { ParticipantKind } from '@livekit/rtc-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   CONSENT_QUESTION,
   createSurveyModel,
@@ -17,24 +17,13 @@ import {
   type CheckpointStore,
   MemoryCheckpointStore,
 } from '../../src/flows/checkpoints/index.js';
-import { ALICE, textCalls } from './helpers.js';
-import { runJob, type SimParticipant, SimulatedLiveKit } from './livekit/index.js';
+import { ALICE, simulatedLiveKit, textCalls } from './helpers.js';
+import { runJob, type SimParticipant } from './livekit/index.js';
 
 const WELCOME_BACK = "Welcome back. We'll pick up where we left off: your score from 0 to 10.";
 
-let sim: SimulatedLiveKit;
+const { sim, cleanups } = simulatedLiveKit();
 let count = 0;
-const cleanups: Array<() => Promise<void>> = [];
-
-beforeAll(async () => {
-  sim = await new SimulatedLiveKit().start();
-});
-afterAll(async () => {
-  await sim.close();
-});
-afterEach(async () => {
-  for (const c of cleanups.splice(0)) await c();
-});
 
 /** A memory store that remembers under which keys calls were checkpointed. */
 class KeyedStore extends MemoryCheckpointStore {

@@ -137,7 +137,7 @@ describe('ColdSipTransferer', () => {
           ringingTimeout: 20,
         } as never),
     ).toThrow(
-      'ColdSipTransferer: `ringingTimeout` (seconds) is now `ringingTimeoutMs` (milliseconds, as for warm transfers).',
+      'ColdSipTransferer: `ringingTimeout` is now `ringingTimeoutMs` (milliseconds, for cold and warm transfers alike).',
     );
   });
 });
