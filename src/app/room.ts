@@ -98,33 +98,36 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         ctx.shutdown('no caller');
         return;
       }
-      const session = options.createSession
-        ? await options.createSession(ctx)
-        : await defaultSession(ctx, options);
-      const call = attachCall(session, {
-        callId: ctx.job.id || undefined,
-        callerIdentity: caller.identity,
-        clock: options.clock,
-      });
-      // Bound before start, so a hang-up reaches the running task before the session closes.
-      bindRoom(session, ctx.room, { callerIdentity: caller.identity });
-      const setup: CallSetup = {
-        session,
-        room: ctx.room,
-        callerIdentity: caller.identity,
-        callerNumber: callerNumber(caller),
-        transferer: sessionTransferer(session, new RoomTransferer(ctx, caller, options.transfer)),
-        transferTo: defaults.to,
-        transferMode: defaults.mode,
-      };
-      const instance = mod.createCall(setup);
       const endRoom = options.endRoomOnClose !== false;
-      session.on(voice.AgentSessionEventTypes.Close, () => {
-        afterCall(ctx, session, call, endRoom, options.clock ?? systemClock).catch((error) =>
-          logRoom(call, 'warn', 'ending the call failed', { reason: messageOf(error) }),
-        );
-      });
+      let call: CallContext | undefined;
+      let session: voice.AgentSession;
       try {
+        session = options.createSession
+          ? await options.createSession(ctx)
+          : await defaultSession(ctx, options);
+        call = attachCall(session, {
+          callId: ctx.job.id || undefined,
+          callerIdentity: caller.identity,
+          clock: options.clock,
+        });
+        // Bound before start, so a hang-up reaches the running task before the session closes.
+        bindRoom(session, ctx.room, { callerIdentity: caller.identity });
+        const transferer = new RoomTransferer(ctx, caller, options.transfer);
+        const instance = mod.createCall({
+          session,
+          room: ctx.room,
+          callerIdentity: caller.identity,
+          callerNumber: callerNumber(caller),
+          transferer: sessionTransferer(session, transferer),
+          transferTo: defaults.to,
+          transferMode: defaults.mode,
+        });
+        const ended = call;
+        session.on(voice.AgentSessionEventTypes.Close, () => {
+          afterCall(ctx, session, ended, endRoom, options.clock ?? systemClock).catch((error) =>
+            logRoom(ended, 'warn', 'ending the call failed', { reason: messageOf(error) }),
+          );
+        });
         await session.start({
           agent: instance.agent,
           room: ctx.room,
@@ -132,6 +135,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
           outputOptions: options.outputOptions,
         });
       } catch (error) {
+        // Nothing will speak to the caller: hang up rather than leave them in silence.
         logRoom(call, 'error', 'the session failed to start: ending the call', {
           reason: messageOf(error),
         });
@@ -186,12 +190,14 @@ async function afterCall(
 function lingerUntilTheCallEnds(ctx: JobContext, clock: Clock): void {
   const room = ctx.room;
   let timer: TimerHandle | undefined;
-  const onLeft = (participant: RemoteParticipant) => {
-    if (!isCallerKind(participant) || timer) return;
-    timer = clock.setTimer(WARM_LINGER_MS, () => {
+  const leaveSoon = () => {
+    timer ??= clock.setTimer(WARM_LINGER_MS, () => {
       stop();
       ctx.shutdown('transferred call ended');
     });
+  };
+  const onLeft = (participant: RemoteParticipant) => {
+    if (isCallerKind(participant)) leaveSoon();
   };
   const stop = () => {
     timer?.cancel();
@@ -200,6 +206,8 @@ function lingerUntilTheCallEnds(ctx: JobContext, clock: Clock): void {
   };
   room.on(RoomEvent.ParticipantDisconnected, onLeft);
   room.on(RoomEvent.Disconnected, stop);
+  // One of the two may have hung up already, while the session was closing.
+  if ([...room.remoteParticipants.values()].filter(isCallerKind).length < 2) leaveSoon();
 }
 
 async function defaultSession(

@@ -127,33 +127,42 @@ describe('roomAgent: the call a module is handed', () => {
 });
 
 describe('roomAgent: how a call ends', () => {
-  it('ends the call when the session fails to start: logged, the room deleted, the job ended', async () => {
-    class BrokenSession extends voice.AgentSession {
-      override async start(): Promise<void> {
-        throw new Error('the speech plugin has no API key');
+  class BrokenSession extends voice.AgentSession {
+    override async start(): Promise<void> {
+      throw new Error('the speech plugin has no API key');
+    }
+  }
+  const brokenModule: CallModule = {
+    ...callback,
+    createCall: () => {
+      throw new Error('the speech plugin has no API key');
+    },
+  };
+
+  it.each([
+    ['the session fails to start', callback, () => new BrokenSession({ llm: new ScriptedLLM() })],
+    ["the module's createCall throws", brokenModule, () => new voice.AgentSession({})],
+  ])(
+    'ends the call when %s: logged, the room deleted, the job ended',
+    async (_what, module, createSession) => {
+      const logs = captureLogs();
+      try {
+        const name = freshRoom();
+        sim.rooms.join(name, ALICE);
+        const job = await runJob(sim, roomAgent(module, { createSession }), name);
+        await expect(job.entry).rejects.toThrow('the speech plugin has no API key');
+        expect(await job.ended).toBe('room disconnected');
+        expect(job.shutdownReason).toBe('session failed to start');
+        expect(sim.api.about(name).map((c) => c.method)).toEqual(['RoomService/DeleteRoom']);
+        const line = logs.lines.map(logText).find((l) => l.includes('failed to start'));
+        expect(line).toContain('"msg":"the session failed to start: ending the call"');
+        expect(line).toContain('"reason":"the speech plugin has no API key"');
+        expect(line).toContain('"level":50');
+      } finally {
+        logs.stop();
       }
-    }
-    const logs = captureLogs();
-    try {
-      const name = freshRoom();
-      sim.rooms.join(name, ALICE);
-      const job = await runJob(
-        sim,
-        roomAgent(callback, { createSession: () => new BrokenSession({ llm: new ScriptedLLM() }) }),
-        name,
-      );
-      await expect(job.entry).rejects.toThrow('the speech plugin has no API key');
-      expect(await job.ended).toBe('room disconnected');
-      expect(job.shutdownReason).toBe('session failed to start');
-      expect(sim.api.about(name).map((c) => c.method)).toEqual(['RoomService/DeleteRoom']);
-      const line = logs.lines.map(logText).find((l) => l.includes('failed to start'));
-      expect(line).toContain('"msg":"the session failed to start: ending the call"');
-      expect(line).toContain('"reason":"the speech plugin has no API key"');
-      expect(line).toContain('"level":50');
-    } finally {
-      logs.stop();
-    }
-  });
+    },
+  );
 
   it('ends the job when no caller joins in time (the agent never waits forever)', async () => {
     const name = freshRoom();
