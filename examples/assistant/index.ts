@@ -5,7 +5,7 @@
  * they are ready.
  *
  *   npx taskline run examples/assistant          (scripted; OPENAI_API_KEY for a real model)
- *   npx tsx examples/assistant/room.ts dev       (a LiveKit room)
+ *   npx tsx examples/assistant/room.ts start     (a LiveKit room)
  */
 import { fileURLToPath } from 'node:url';
 import { type llm, voice } from '@livekit/agents';

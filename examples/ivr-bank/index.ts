@@ -22,6 +22,7 @@ import {
   menu,
   RecordingTransferer,
   type Transferer,
+  type TransferMode,
   transferCall,
   transferOnExhausted,
   yesNo,
@@ -83,10 +84,12 @@ export class BankLine extends voice.Agent {
   /** What the call captured (kept after it ends). */
   captures: CaptureLog | undefined;
   private readonly transferer: Transferer;
+  private readonly desk: { to: string; mode: TransferMode };
 
-  constructor(transferer: Transferer) {
+  constructor(transferer: Transferer, desk: { to?: string; mode?: TransferMode } = {}) {
     super({ instructions: 'You are the phone line of Taskline Bank. Keep every reply short.' });
     this.transferer = transferer;
+    this.desk = { to: desk.to ?? SERVICE_DESK, mode: desk.mode ?? 'cold' };
   }
 
   override async onEnter(): Promise<void> {
@@ -130,7 +133,7 @@ export class BankLine extends voice.Agent {
 
   private transferTo(why: string) {
     return {
-      to: SERVICE_DESK,
+      ...this.desk,
       summary: `Caller ${why}`,
       session: this.session,
       announce: 'Please hold while I transfer you to a colleague.',
@@ -145,12 +148,15 @@ export class BankLine extends voice.Agent {
   }
 }
 
-/** Builds one bank call; pass the transferer the environment provides (SIP in a room). */
+/**
+ * Builds one bank call. In a room the transferer, desk number and transfer mode come
+ * from the room entry (LiveKit SIP); the terminal demo records transfers instead.
+ */
 export function createBankCall(
-  options: { transferer?: Transferer } = {},
+  options: { transferer?: Transferer; transferTo?: string; transferMode?: TransferMode } = {},
 ): CallInstance<BankResult> & { transferer: Transferer } {
   const transferer = options.transferer ?? new RecordingTransferer();
-  const agent = new BankLine(transferer);
+  const agent = new BankLine(transferer, { to: options.transferTo, mode: options.transferMode });
   return {
     agent,
     transferer,
@@ -186,7 +192,12 @@ export function bankScriptedModel(): ScriptedLLM {
 export const ivrBank = defineCallModule<BankResult>({
   name: 'ivr-bank',
   description: 'Bank phone line: menu, masked PIN on the keypad, lost card, transfer to a person.',
-  createCall: () => createBankCall(),
+  createCall: (setup) =>
+    createBankCall({
+      transferer: setup?.transferer,
+      transferTo: setup?.transferTo,
+      transferMode: setup?.transferMode,
+    }),
   createScriptedModel: bankScriptedModel,
   demoScript: [{ say: 'how much money is in my account?' }, { dtmf: '4321', mask: true }],
 });

@@ -1,88 +1,26 @@
 /**
- * ivr-bank in a LiveKit room (phone callers arrive through LiveKit SIP), with OpenAI
- * speech-to-text, model and text-to-speech, and Silero voice activity detection.
+ * ivr-bank in a LiveKit room: phone callers arrive through LiveKit SIP, an individual
+ * dispatch rule puts each in its own room and dispatches this worker by name
+ * (`taskline-ivr-bank`). Keys pressed on the phone reach the menu and the PIN entry as
+ * `RoomEvent.DtmfReceived`; "talk to someone" hands the caller to the service desk over
+ * LiveKit SIP — a cold REFER, or a warm transfer with TASKLINE_TRANSFER_MODE=warm (needs an
+ * outbound trunk, LIVEKIT_SIP_OUTBOUND_TRUNK). Either way the caller stays on the line.
  *
  *   export LIVEKIT_URL=wss://… LIVEKIT_API_KEY=… LIVEKIT_API_SECRET=… OPENAI_API_KEY=…
- *   npx tsx examples/ivr-bank/room.ts dev      # development worker (or: start)
- *
- * Keys pressed on the phone arrive as `RoomEvent.DtmfReceived` and reach the menu and the
- * PIN entry through `bindRoom`; "talk to someone" is a cold SIP transfer of the caller.
+ *   export TASKLINE_TRANSFER_TO=+15550100          # your service desk
+ *   npx tsx examples/ivr-bank/room.ts start      # production worker; development: see the README
  */
-import { fileURLToPath } from 'node:url';
-import {
-  cli,
-  defineAgent,
-  type JobContext,
-  type JobProcess,
-  ServerOptions,
-  type VAD,
-  voice,
-} from '@livekit/agents';
-import * as openai from '@livekit/agents-plugin-openai';
-import * as silero from '@livekit/agents-plugin-silero';
-import type { Room } from '@livekit/rtc-node';
-import { bindRoom, ColdSipTransferer, type RoomLike, type Transferer } from 'taskline';
-import { createBankCall } from './index.js';
+import { cli } from '@livekit/agents';
+import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
+import { ivrBank } from './index.js';
 
-/** Where the OpenAI plugins connect (the real API unless told otherwise, e.g. in tests). */
-export interface OpenAIEndpoint {
-  baseURL?: string;
-  apiKey?: string;
-}
+/** The name SIP dispatch rules dispatch this worker by. */
+export const AGENT_NAME = 'taskline-ivr-bank';
 
-/**
- * A voice session for the bank line: Silero VAD cuts the caller's speech into utterances,
- * each transcribed by OpenAI over HTTP; OpenAI also provides the model and the voice.
- */
-export function createBankSession(vad: VAD, endpoint: OpenAIEndpoint = {}): voice.AgentSession {
-  return new voice.AgentSession({
-    vad,
-    stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false, ...endpoint }),
-    llm: new openai.LLM({ model: 'gpt-4.1-mini', ...endpoint }),
-    tts: new openai.TTS({ ...endpoint }),
-  });
-}
+/** The LiveKit worker entry: one bank call per room. */
+export default roomAgent(ivrBank, { model: 'gpt-4.1-mini' });
 
-/**
- * Starts the bank call on `session` for the caller in `room`. The room binding comes
- * first, so the caller's hang-up reaches the running task before the session closes.
- * `ioRoom` is the real rtc-node Room for audio (omitted when testing on room events only).
- */
-export async function startBankCall(
-  session: voice.AgentSession,
-  room: RoomLike,
-  options: { callerIdentity?: string; transferer?: Transferer; ioRoom?: Room } = {},
-) {
-  bindRoom(session, room, { callerIdentity: options.callerIdentity });
-  const call = createBankCall({ transferer: options.transferer });
-  await session.start({ agent: call.agent, room: options.ioRoom });
-  return call;
-}
+/** The worker's options: this file's default export, dispatched by name only. */
+export const serverOptions = () => roomServerOptions(import.meta.url, { agentName: AGENT_NAME });
 
-/** The LiveKit agent: prewarm loads Silero once per process; each job serves one caller. */
-export default defineAgent({
-  prewarm: async (proc: JobProcess) => {
-    proc.userData.vad = await silero.VAD.load();
-  },
-  entry: async (ctx: JobContext) => {
-    await ctx.connect();
-    const caller = await ctx.waitForParticipant();
-    const session = createBankSession(ctx.proc.userData.vad as VAD);
-    // A finished call deletes the room, which hangs up the phone line.
-    session.on(voice.AgentSessionEventTypes.Close, () => {
-      ctx.deleteRoom().catch(() => undefined);
-    });
-    await startBankCall(session, ctx.room, {
-      callerIdentity: caller.identity,
-      ioRoom: ctx.room,
-      transferer: new ColdSipTransferer({
-        roomName: ctx.room.name ?? '',
-        participantIdentity: caller.identity,
-      }),
-    });
-  },
-});
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  cli.runApp(new ServerOptions({ agent: fileURLToPath(import.meta.url) }));
-}
+if (isMainModule(import.meta.url)) cli.runApp(serverOptions());

@@ -1,61 +1,89 @@
 /**
- * The survey in a LiveKit room (or a SIP call routed to one):
+ * The survey in a LiveKit room (phone callers through LiveKit SIP, dispatched by name:
+ * `taskline-survey`):
  *
  *   OPENAI_API_KEY=... LIVEKIT_URL=... LIVEKIT_API_KEY=... LIVEKIT_API_SECRET=... \
- *     npx tsx examples/survey/room.ts dev
+ *     npx tsx examples/survey/room.ts start      # production worker; development: see the README
  *
  * Answers are checkpointed in SQLite (TASKLINE_CHECKPOINTS, default
- * .taskline/checkpoints.db) under the caller's phone number, so a dropped call that
- * dials back continues where it stopped.
+ * .taskline/checkpoints.db) under the caller's number when their trunk presents a valid one
+ * (E.164), so a dropped call resumes where it stopped; a withheld or anonymous caller is not
+ * checkpointed and always starts fresh. The call ends after the last step.
  */
-import { fileURLToPath } from 'node:url';
+import { cli } from '@livekit/agents';
 import {
-  cli,
-  defineAgent,
-  type JobContext,
-  type JobProcess,
-  ServerOptions,
-  voice,
-} from '@livekit/agents';
-import * as openai from '@livekit/agents-plugin-openai';
-import * as silero from '@livekit/agents-plugin-silero';
-import { RoomEvent } from '@livekit/rtc-node';
-import { attachCall, DEFAULT_CHECKPOINT_PATH, openCheckpointStore } from 'taskline';
-import { SurveyCall } from './index.js';
+  type CallModule,
+  type CallSetup,
+  type CheckpointStore,
+  DEFAULT_CHECKPOINT_PATH,
+  defineCallModule,
+  endCall,
+  isMainModule,
+  openCheckpointStore,
+  type RoomAgentOptions,
+  roomAgent,
+  roomServerOptions,
+} from 'taskline';
+import { SurveyCall, type SurveyOutcome, surveyModule } from './index.js';
 
-export default defineAgent({
-  prewarm: async (proc: JobProcess) => {
-    proc.userData.vad = await silero.VAD.load();
-  },
-  entry: async (ctx: JobContext) => {
-    await ctx.connect();
-    const caller = await ctx.waitForParticipant();
-    const checkpoints = await openCheckpointStore({
-      kind: 'sqlite',
-      path: process.env.TASKLINE_CHECKPOINTS ?? DEFAULT_CHECKPOINT_PATH,
-    });
-    ctx.addShutdownCallback(() => checkpoints.close());
+/** The name SIP dispatch rules dispatch this worker by. */
+export const AGENT_NAME = 'taskline-survey';
 
-    const session = new voice.AgentSession({
-      vad: ctx.proc.userData.vad as silero.VAD,
-      stt: new openai.STT(),
-      llm: new openai.LLM({ model: 'gpt-4o-mini' }),
-      tts: new openai.TTS(),
-    });
-    // The same caller dialling back gets the same call id, so the survey resumes.
-    const callId = caller.attributes['sip.phoneNumber'] ?? ctx.room.name ?? caller.identity;
-    const call = attachCall(session, { callId, callerIdentity: caller.identity });
-    ctx.room.on(RoomEvent.DtmfReceived, (_code, digit, participant) => {
-      call.pushDtmf(digit, participant.identity);
-    });
-    ctx.room.on(RoomEvent.ParticipantDisconnected, (participant) => {
-      if (participant.identity === caller.identity) call.hangup('caller left the room');
-    });
-
-    await session.start({ agent: new SurveyCall({ checkpoints }), room: ctx.room });
-  },
-});
-
-if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  cli.runApp(new ServerOptions({ agent: fileURLToPath(import.meta.url) }));
+/**
+ * The checkpoint key of a call: the caller's verified number, so a caller who dials back
+ * resumes. None for anyone else: their call is not checkpointed at all (nobody could
+ * resume it, and a withheld number must never key a shared checkpoint).
+ */
+export function resumeKey(setup: CallSetup | undefined): string | undefined {
+  return setup?.callerNumber ? `tel:${setup.callerNumber}` : undefined;
 }
+
+/** The survey agent of a room call: runs the flow, then ends the call. */
+export class SurveyRoomCall extends SurveyCall {
+  override async onEnter(): Promise<void> {
+    try {
+      await super.onEnter();
+    } finally {
+      await endCall(this.session);
+    }
+  }
+}
+
+/** The survey module for rooms: resumable per verified caller number in `checkpoints`. */
+export function surveyRoomModule(checkpoints: CheckpointStore): CallModule<SurveyOutcome> {
+  return defineCallModule<SurveyOutcome>({
+    ...surveyModule,
+    createCall(setup) {
+      const callId = resumeKey(setup);
+      const agent = new SurveyRoomCall(callId ? { checkpoints, callId } : {});
+      return { agent, result: () => agent.outcome };
+    },
+  });
+}
+
+let store: Promise<CheckpointStore> | undefined;
+
+/** The worker process's checkpoint store, opened on the first call. */
+function processStore(): Promise<CheckpointStore> {
+  store ??= openCheckpointStore({
+    kind: 'sqlite',
+    path: process.env.TASKLINE_CHECKPOINTS ?? DEFAULT_CHECKPOINT_PATH,
+  });
+  return store;
+}
+
+/** The survey's room entry; tests pass their store and a text session. */
+export function surveyRoomAgent(
+  options: RoomAgentOptions & { checkpoints?: () => Promise<CheckpointStore> } = {},
+) {
+  const { checkpoints = processStore, ...roomOptions } = options;
+  return roomAgent(async () => surveyRoomModule(await checkpoints()), roomOptions);
+}
+
+/** The LiveKit worker entry: one survey call per room. */
+export default surveyRoomAgent();
+
+/** The worker's options: this file's default export, dispatched by name only. */
+export const serverOptions = () => roomServerOptions(import.meta.url, { agentName: AGENT_NAME });
+
+if (isMainModule(import.meta.url)) cli.runApp(serverOptions());

@@ -1,4 +1,6 @@
 import type { llm, voice } from '@livekit/agents';
+import type { Room } from '@livekit/rtc-node';
+import type { Transferer, TransferMode } from '../telephony/transfer.js';
 
 /** One scripted caller action (the JSON form used by `taskline run --script`). */
 export type CallerAction =
@@ -16,14 +18,46 @@ export interface CallInstance<R = unknown> {
 }
 
 /**
+ * What a runner hands a module when it starts a call. The LiveKit room entry
+ * (`roomAgent`) fills every field; the terminal runner and tests pass nothing, and a
+ * module then uses its demo stand-ins (e.g. a recording transferer).
+ */
+export interface CallSetup {
+  /** The call's session, its call context attached (not started yet). */
+  session: voice.AgentSession;
+  /** The LiveKit room the call runs in. */
+  room?: Room;
+  /** The caller's participant identity (bound to DTMF, hang-up and RoomIO). */
+  callerIdentity?: string;
+  /**
+   * The caller's number (E.164), only when their SIP trunk presented a valid one: the one
+   * thing safe to key a resumable call on. Absent for withheld or anonymous callers.
+   */
+  callerNumber?: string;
+  /**
+   * How this deployment hands the caller to a person (LiveKit SIP: cold REFER or warm
+   * transfer). Never a test double in a room; a transfer it cannot make resolves
+   * `{ ok: false, reason }`.
+   */
+  transferer?: Transferer;
+  /** Where the deployment sends transfers (`TASKLINE_TRANSFER_TO`), if configured. */
+  transferTo?: string;
+  /** How the deployment transfers (`TASKLINE_TRANSFER_MODE`, default cold). */
+  transferMode?: TransferMode;
+}
+
+/**
  * A bot packaged so every runner can start it: the README demo and tests (scripted
  * model + simulated caller), `npx taskline run` in a terminal, and a LiveKit room.
  */
 export interface CallModule<R = unknown> {
   name: string;
   description: string;
-  /** Builds a fresh call: its first agent and how to read its result. */
-  createCall(): CallInstance<R>;
+  /**
+   * Builds a fresh call: its first agent and how to read its result. `setup` is given by
+   * the room entry (room, caller, session, transferer) and absent in the terminal runner.
+   */
+  createCall(setup?: CallSetup): CallInstance<R>;
   /** A scripted model so the bot runs with no API key (keyed by agent/task, see ScriptedLLM). */
   createScriptedModel(): llm.LLM;
   /** The demo call's caller side. */

@@ -6,6 +6,7 @@
  */
 
 export * from '../core/pii.js';
+export * from './caller-id.js';
 export * from './captures.js';
 export * from './digits.js';
 export * from './end-call.js';
@@ -19,6 +20,7 @@ export { checkKey, dtmfFromEvent, spokenKey } from './keys.js';
 export * from './log.js';
 export * from './menu.js';
 export * from './room.js';
+export * from './sip-address.js';
 export * from './sip-transfer.js';
 export * from './stream.js';
 export * from './transfer.js';

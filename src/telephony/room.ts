@@ -1,6 +1,8 @@
 import { voice } from '@livekit/agents';
-import { ParticipantKind, RoomEvent } from '@livekit/rtc-node';
+import { DisconnectReason, ParticipantKind, RoomEvent } from '@livekit/rtc-node';
 import { callOf } from '../core/call.js';
+import { type Clock, systemClock } from '../core/clock.js';
+import { TasklineError } from '../core/errors.js';
 import { dtmfFromEvent } from './keys.js';
 import { logCall } from './log.js';
 
@@ -8,57 +10,71 @@ import { logCall } from './log.js';
 export interface ParticipantLike {
   readonly identity: string;
   readonly kind?: ParticipantKind;
+  readonly attributes?: Readonly<Record<string, string>>;
 }
 
+type DtmfListener = (code: number, digit: string, participant: ParticipantLike | undefined) => void;
+type ParticipantListener = (participant: ParticipantLike) => void;
+type AttributesListener = (changed: Record<string, string>, participant: ParticipantLike) => void;
+type DisconnectedListener = (reason: DisconnectReason) => void;
+
 /**
- * The room surface the binding needs: rtc-node's `Room` satisfies it, and a test can pass
- * an EventEmitter emitting the same events.
+ * The room surface the binding needs: rtc-node's `Room` satisfies it (tests drive a real
+ * one through its own FFI event dispatch).
  */
 export interface RoomLike {
   readonly remoteParticipants: ReadonlyMap<string, ParticipantLike>;
-  on(
-    event: RoomEvent.DtmfReceived,
-    listener: (code: number, digit: string, participant: ParticipantLike) => void,
-  ): unknown;
-  on(
-    event: RoomEvent.ParticipantDisconnected,
-    listener: (participant: ParticipantLike) => void,
-  ): unknown;
-  off(
-    event: RoomEvent.DtmfReceived,
-    listener: (code: number, digit: string, participant: ParticipantLike) => void,
-  ): unknown;
-  off(
-    event: RoomEvent.ParticipantDisconnected,
-    listener: (participant: ParticipantLike) => void,
-  ): unknown;
+  on(event: RoomEvent.DtmfReceived, listener: DtmfListener): unknown;
+  on(event: RoomEvent.ParticipantConnected, listener: ParticipantListener): unknown;
+  on(event: RoomEvent.ParticipantDisconnected, listener: ParticipantListener): unknown;
+  on(event: RoomEvent.ParticipantAttributesChanged, listener: AttributesListener): unknown;
+  on(event: RoomEvent.Disconnected, listener: DisconnectedListener): unknown;
+  off(event: RoomEvent.DtmfReceived, listener: DtmfListener): unknown;
+  off(event: RoomEvent.ParticipantConnected, listener: ParticipantListener): unknown;
+  off(event: RoomEvent.ParticipantDisconnected, listener: ParticipantListener): unknown;
+  off(event: RoomEvent.ParticipantAttributesChanged, listener: AttributesListener): unknown;
+  off(event: RoomEvent.Disconnected, listener: DisconnectedListener): unknown;
 }
 
 /** Options for {@link bindRoom}. */
 export interface BindRoomOptions {
   /**
    * The caller's identity. Default: the participant the session's RoomIO is linked to,
-   * else the first remote SIP or standard participant (already present, or the first
-   * whose key press arrives).
+   * else the first remote caller (SIP, standard or connector participant) already present
+   * or the first whose key press arrives.
    */
   callerIdentity?: string;
 }
 
-const CALLER_KINDS: ReadonlySet<ParticipantKind> = new Set([
+/**
+ * The participant kinds that can be the caller: the ones upstream's RoomIO links to by
+ * default (`DEFAULT_PARTICIPANT_KINDS`), so the call and RoomIO never pick different people.
+ */
+export const CALLER_KINDS: ReadonlySet<ParticipantKind> = new Set([
   ParticipantKind.SIP,
   ParticipantKind.STANDARD,
+  ParticipantKind.CONNECTOR,
 ]);
 
-function isCallerKind(p: ParticipantLike): boolean {
+/** True when `p` may be the caller (a kind RoomIO accepts, or no kind known). */
+export function isCallerKind(p: ParticipantLike): boolean {
   return p.kind === undefined || CALLER_KINDS.has(p.kind);
+}
+
+/** What a room's own disconnect means for the caller, in words for the hang-up reason. */
+function roomGone(reason: DisconnectReason): string {
+  const name = DisconnectReason[reason] ?? String(reason);
+  return `the room disconnected (${name})`;
 }
 
 /**
  * Feeds a LiveKit room's caller into the session's call: `RoomEvent.DtmfReceived` from
  * the caller becomes `callOf(session).pushDtmf` (other participants — a transfer leg, a
- * second caller — are ignored), the caller's `ParticipantDisconnected` becomes
- * `call.hangup()`, and final speech transcripts mark the input as speech. Returns the
- * function that unbinds everything.
+ * second caller, a sender rtc-node does not know — are ignored); the caller leaving, their
+ * `sip.callStatus` turning to `hangup`, or the agent's own room disconnecting (room deleted,
+ * network lost) becomes `call.hangup()`, so running tasks end `hangup`, not `cancelled`;
+ * final speech transcripts mark the input as speech. Returns the function that unbinds
+ * everything (also called when the session closes).
  */
 export function bindRoom(
   session: voice.AgentSession,
@@ -73,7 +89,12 @@ export function bindRoom(
     [...room.remoteParticipants.values()].find(isCallerKind)?.identity;
   if (initial !== undefined) call.setCaller(initial);
 
-  const onDtmf = (code: number, digit: string, participant: ParticipantLike) => {
+  const onDtmf: DtmfListener = (code, digit, participant) => {
+    // rtc-node passes `undefined` for a sender it does not know (e.g. a server SDK).
+    if (!participant) {
+      logCall(call, 'debug', 'dtmf ignored: unknown sender');
+      return;
+    }
     if (call.callerIdentity === undefined) {
       if (!isCallerKind(participant)) return;
       call.setCaller(participant.identity);
@@ -88,15 +109,25 @@ export function bindRoom(
     if (key === undefined) return;
     call.pushDtmf(key, participant.identity);
   };
-  const onDisconnected = (participant: ParticipantLike) => {
+  const onDisconnected: ParticipantListener = (participant) => {
     if (participant.identity === call.callerIdentity) call.hangup('caller hung up');
   };
+  const onAttributes: AttributesListener = (changed, participant) => {
+    // LiveKit SIP reports the hang-up on the caller's attributes, sometimes before the
+    // participant leaves the room.
+    if (participant.identity === call.callerIdentity && changed['sip.callStatus'] === 'hangup') {
+      call.hangup('caller hung up');
+    }
+  };
+  const onRoomGone: DisconnectedListener = (reason) => call.hangup(roomGone(reason));
   const onTranscribed = (ev: voice.UserInputTranscribedEvent) => {
     if (ev.isFinal) call.noteInput('speech');
   };
 
   room.on(RoomEvent.DtmfReceived, onDtmf);
   room.on(RoomEvent.ParticipantDisconnected, onDisconnected);
+  room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
+  room.on(RoomEvent.Disconnected, onRoomGone);
   session.on(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscribed);
   let bound = true;
   const unbind = () => {
@@ -104,11 +135,69 @@ export function bindRoom(
     bound = false;
     room.off(RoomEvent.DtmfReceived, onDtmf);
     room.off(RoomEvent.ParticipantDisconnected, onDisconnected);
+    room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
+    room.off(RoomEvent.Disconnected, onRoomGone);
     session.off(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscribed);
     session.off(voice.AgentSessionEventTypes.Close, unbind);
   };
   session.on(voice.AgentSessionEventTypes.Close, unbind);
   return unbind;
+}
+
+/** Options for {@link waitForCaller}. */
+export interface WaitForCallerOptions {
+  /** Give up after this long (default 30 s): a dispatched job nobody joins must end. */
+  timeoutMs?: number;
+  /** The clock the timeout runs on (the wall clock by default). */
+  clock?: Clock;
+}
+
+/**
+ * The room's caller: the first remote participant of a kind upstream's RoomIO links to
+ * (SIP, standard, connector), already present or the next to join — unlike upstream's
+ * `waitForParticipant`, which takes any non-agent (an egress or ingress participant too).
+ * Rejects with a TasklineError (`timeout`) after `timeoutMs`, and (`cancelled`) when the
+ * room disconnects first.
+ */
+export function waitForCaller<P extends ParticipantLike>(
+  room: RoomLike & { readonly remoteParticipants: ReadonlyMap<string, P> },
+  options: WaitForCallerOptions = {},
+): Promise<P> {
+  const participants: ReadonlyMap<string, P> = room.remoteParticipants;
+  const present = [...participants.values()].find(isKnownCallerKind);
+  if (present) return Promise.resolve(present);
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  const clock = options.clock ?? systemClock;
+  return new Promise<P>((resolve, reject) => {
+    const done = () => {
+      timer.cancel();
+      room.off(RoomEvent.ParticipantConnected, onJoined);
+      room.off(RoomEvent.Disconnected, onGone);
+    };
+    const onJoined: ParticipantListener = (participant) => {
+      if (!isKnownCallerKind(participant)) return;
+      done();
+      resolve(participant as P);
+    };
+    const onGone: DisconnectedListener = (reason) => {
+      done();
+      reject(new TasklineError('cancelled', `No caller joined: ${roomGone(reason)}.`));
+    };
+    const timer = clock.setTimer(timeoutMs, () => {
+      done();
+      reject(
+        new TasklineError('timeout', `No caller joined the room within ${timeoutMs} ms.`, {
+          timeoutMs,
+        }),
+      );
+    });
+    room.on(RoomEvent.ParticipantConnected, onJoined);
+    room.on(RoomEvent.Disconnected, onGone);
+  });
+}
+
+function isKnownCallerKind(p: ParticipantLike): boolean {
+  return p.kind !== undefined && CALLER_KINDS.has(p.kind);
 }
 
 function linkedIdentity(session: voice.AgentSession): string | undefined {

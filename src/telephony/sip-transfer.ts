@@ -1,5 +1,6 @@
 import type { SipClient, TransferSipParticipantOptions } from 'livekit-server-sdk';
 import { TasklineError } from '../core/errors.js';
+import { ringingSeconds, sipTarget } from './sip-address.js';
 import type { Transferer, TransferRequest, TransferResult } from './transfer.js';
 
 /** The one SipClient method a cold transfer uses (a fake in tests). */
@@ -19,8 +20,11 @@ export interface ColdSipTransfererOptions {
   apiSecret?: string;
   /** Play a dial tone to the caller while the transfer connects (default true). */
   playDialtone?: boolean;
-  /** Seconds the destination may ring. */
-  ringingTimeout?: number;
+  /**
+   * How long the destination may ring, in milliseconds (the unit WarmTransferer and
+   * upstream's WarmTransferTask use); a whole number of seconds, as LiveKit SIP counts them.
+   */
+  ringingTimeoutMs?: number;
   /** Extra SIP headers on the REFER. */
   headers?: Record<string, string>;
   /** Builds the client; defaults to livekit-server-sdk's SipClient (created on first use). */
@@ -38,6 +42,7 @@ export const SUMMARY_HEADER_MAX = 200;
  */
 export class ColdSipTransferer implements Transferer {
   private readonly options: ColdSipTransfererOptions;
+  private readonly ringingTimeout: number | undefined;
   private client: SipTransferClient | undefined;
 
   constructor(options: ColdSipTransfererOptions) {
@@ -47,6 +52,7 @@ export class ColdSipTransferer implements Transferer {
         'ColdSipTransferer needs the caller room name and SIP participant identity.',
       );
     }
+    this.ringingTimeout = ringingSeconds(options, 'ColdSipTransferer');
     this.options = options;
   }
 
@@ -66,17 +72,17 @@ export class ColdSipTransferer implements Transferer {
       };
     }
     try {
-      const client = await this.sipClient();
       const opts: TransferSipParticipantOptions = {
         playDialtone: this.options.playDialtone ?? true,
         headers: { ...this.options.headers, 'X-Taskline-Summary': headerSafe(request.summary) },
       };
-      if (this.options.ringingTimeout !== undefined)
-        opts.ringingTimeout = this.options.ringingTimeout;
+      if (this.ringingTimeout !== undefined) opts.ringingTimeout = this.ringingTimeout;
+      const target = sipTarget(to);
+      const client = await this.sipClient();
       await client.transferSipParticipant(
         this.options.roomName,
         this.options.participantIdentity,
-        sipTarget(to),
+        target,
         opts,
       );
       return { ok: true, mode, to };
@@ -111,14 +117,6 @@ export class ColdSipTransferer implements Transferer {
     );
     return this.client;
   }
-}
-
-/** "tel:" or "sip:" URI for a destination; bare numbers become "tel:". */
-export function sipTarget(to: string): string {
-  const t = to.trim();
-  if (/^(tel|sip|sips):/i.test(t)) return t;
-  if (/^\+?[0-9][0-9 ().-]*$/.test(t)) return `tel:${t.replace(/[^0-9+]/g, '')}`;
-  return `sip:${t}`;
 }
 
 function headerSafe(text: string): string {

@@ -1,4 +1,4 @@
-import type { voice } from '@livekit/agents';
+import { llm, type voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { maskPII } from '../core/pii.js';
 import type { FailedOutcome } from '../outcome.js';
@@ -15,6 +15,11 @@ export interface TransferRequest {
   mode: TransferMode;
   /** What the human agent is told: why the caller is coming and what was captured. */
   summary: string;
+  /**
+   * The conversation so far (caller and bot lines, PII masked), for a human who is briefed
+   * before taking the call. {@link transferCall} fills it from the session.
+   */
+  history?: llm.ChatContext;
 }
 
 /** How a transfer ended. */
@@ -41,7 +46,7 @@ export interface Transferer {
  * for tests, the README demo and `taskline run`.
  */
 export class RecordingTransferer implements Transferer {
-  /** Every request, in order. */
+  /** Every request, in order (destination, mode and summary; the history is left out). */
   readonly requests: TransferRequest[] = [];
   private readonly respond: ((request: TransferRequest) => TransferResult) | undefined;
 
@@ -50,7 +55,8 @@ export class RecordingTransferer implements Transferer {
   }
 
   async transfer(request: TransferRequest): Promise<TransferResult> {
-    this.requests.push({ ...request });
+    const { history: _history, ...recorded } = request;
+    this.requests.push(recorded);
     return this.respond?.(request) ?? { ok: true, mode: request.mode, to: request.to };
   }
 }
@@ -66,6 +72,65 @@ export interface TransferCallOptions {
   session?: voice.AgentSession;
   /** Said to the caller before the transfer (needs `session`). */
   announce?: string;
+}
+
+const transfers = new WeakMap<voice.AgentSession, Promise<TransferResult>>();
+
+/**
+ * Runs one transfer of `session`'s caller and remembers it, so whoever ends the call
+ * (the room entry) knows the caller was handed to a person and must not be hung up.
+ * A transferer that throws is reported as `{ ok: false, reason }`.
+ */
+export function trackTransfer(
+  session: voice.AgentSession,
+  transferer: Transferer,
+  request: TransferRequest,
+): Promise<TransferResult> {
+  const running = safeTransfer(transferer, request);
+  transfers.set(session, running);
+  return running;
+}
+
+function safeTransfer(transferer: Transferer, request: TransferRequest): Promise<TransferResult> {
+  return Promise.resolve()
+    .then(() => transferer.transfer(request))
+    .catch(
+      (error: unknown): TransferResult => ({
+        ok: false,
+        mode: request.mode,
+        to: request.to,
+        reason: error instanceof Error ? error.message : String(error),
+      }),
+    );
+}
+
+/**
+ * The session's last transfer, once it has settled (undefined when none was attempted).
+ * The room entry waits on this before deciding what happens to the room.
+ */
+export async function lastTransfer(
+  session: voice.AgentSession,
+): Promise<TransferResult | undefined> {
+  return transfers.get(session);
+}
+
+/**
+ * A transferer bound to one session: every transfer through it is remembered by
+ * {@link trackTransfer}, however the bot calls it.
+ */
+export function sessionTransferer(session: voice.AgentSession, inner: Transferer): Transferer {
+  return { transfer: (request) => trackTransfer(session, inner, request) };
+}
+
+/** The conversation so far as text messages only, PII masked: what a human is briefed on. */
+export function maskedHistory(session: voice.AgentSession): llm.ChatContext {
+  const out = llm.ChatContext.empty();
+  for (const item of session.history.items) {
+    if (item.type !== 'message' || (item.role !== 'user' && item.role !== 'assistant')) continue;
+    const text = item.textContent;
+    if (text) out.addMessage({ role: item.role, content: maskPII(text) });
+  }
+  return out;
 }
 
 /** Builds the summary a human agent hears: reason, captured values (masked stay masked), failure. */
@@ -92,6 +157,7 @@ export async function transferCall(
     mode: options.mode ?? 'cold',
     summary: transferSummary(options, outcome),
   };
+  if (options.session) request.history = maskedHistory(options.session);
   const call = options.session ? callOf(options.session) : undefined;
   if (options.session && options.announce && !call?.hungUp) {
     try {
@@ -109,17 +175,9 @@ export async function transferCall(
     mode: request.mode,
     summary: request.summary,
   });
-  let result: TransferResult;
-  try {
-    result = await transferer.transfer(request);
-  } catch (error) {
-    result = {
-      ok: false,
-      mode: request.mode,
-      to: request.to,
-      reason: error instanceof Error ? error.message : String(error),
-    };
-  }
+  const result = options.session
+    ? await trackTransfer(options.session, transferer, request)
+    : await safeTransfer(transferer, request);
   if (result.ok) {
     logCall(call, 'info', 'transfer done', { to: request.to, mode: request.mode });
     return {

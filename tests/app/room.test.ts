@@ -1,15 +1,32 @@
-import { isAgent } from '@livekit/agents';
+import { isAgent, JobProcess, voice } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
-import roomEntry from '../../examples/callback/room.js';
+import assistantRoom from '../../examples/assistant/room.js';
+import callback from '../../examples/callback/index.js';
+import callbackRoom from '../../examples/callback/room.js';
+import bankRoom from '../../examples/ivr-bank/room.js';
+import surveyRoom from '../../examples/survey/room.js';
+import { roomAgent } from '../../src/app/room.js';
+import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 
 describe('roomAgent', () => {
-  it('turns a call module into a LiveKit agent definition with a VAD prewarm', async () => {
-    expect(isAgent(roomEntry)).toBe(true);
-    expect(typeof roomEntry.entry).toBe('function');
-    const proc = { userData: {} as Record<string, unknown> };
-    await roomEntry.prewarm?.(proc as never);
-    // The Silero model ships inside its package: it loads offline.
-    expect(proc.userData.vad).toBeDefined();
+  it('turns each example into a LiveKit agent definition', () => {
+    for (const entry of [assistantRoom, callbackRoom, bankRoom, surveyRoom]) {
+      expect(isAgent(entry)).toBe(true);
+      expect(typeof entry.entry).toBe('function');
+    }
+  });
+
+  it('loads Silero VAD once per worker process in prewarm (offline: the model ships inside its package)', async () => {
+    const proc = new JobProcess();
+    await callbackRoom.prewarm?.(proc);
     expect((proc.userData.vad as { label: string }).label).toBe('silero.VAD');
+  });
+
+  it('skips the VAD when the sessions come from createSession', async () => {
+    const proc = new JobProcess();
+    await roomAgent(callback, {
+      createSession: () => new voice.AgentSession({ llm: new ScriptedLLM() }),
+    }).prewarm?.(proc);
+    expect(proc.userData).toEqual({});
   });
 });

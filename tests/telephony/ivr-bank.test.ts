@@ -1,17 +1,8 @@
-import { isAgent, type VAD } from '@livekit/agents';
-import * as openai from '@livekit/agents-plugin-openai';
-import * as silero from '@livekit/agents-plugin-silero';
-import { ParticipantKind } from '@livekit/rtc-node';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { bankScriptedModel, createBankCall, ivrBank } from '../../examples/ivr-bank/index.js';
-import roomAgent, { createBankSession, startBankCall } from '../../examples/ivr-bank/room.js';
-import { attachCall } from '../../src/core/call.js';
 import { RecordingTransferer } from '../../src/telephony/transfer.js';
-import { type FakeOpenAIServer, startFakeOpenAI } from '../../src/testing/openai-server.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
-import { VirtualClock } from '../../src/testing/virtual-clock.js';
-import { FakeRoom } from './fake-room.js';
 import { captureLogs } from './logs.js';
 
 const MENU =
@@ -178,73 +169,5 @@ describe('ivr-bank, end to end', () => {
     } finally {
       logs.stop();
     }
-  });
-});
-
-describe('ivr-bank room entry (fake room events, real plugins)', () => {
-  let vad: VAD;
-  let server: FakeOpenAIServer;
-
-  beforeAll(async () => {
-    vad = await silero.VAD.load();
-    server = await startFakeOpenAI(() => ({ toolCalls: [{ name: 'submit', args: { key: '1' } }] }));
-  });
-  afterAll(async () => {
-    await server.close();
-  });
-
-  async function startRoomCall() {
-    const room = new FakeRoom('bank-call-7');
-    room.join('sip_alice', ParticipantKind.SIP);
-    room.join('sip_bob', ParticipantKind.SIP);
-    const session = createBankSession(vad, { baseURL: server.url, apiKey: 'test' });
-    const clock = new VirtualClock();
-    attachCall(session, { clock });
-    caller = new SimulatedCaller(session, { clock, identity: 'sip_alice' });
-    const transferer = new RecordingTransferer();
-    const call = await startBankCall(session, room, { transferer });
-    await caller.settle();
-    return { room, session, call, caller, transferer };
-  }
-
-  it('is a LiveKit agent definition', () => {
-    expect(isAgent(roomAgent)).toBe(true);
-  });
-
-  it('serves a caller whose keys arrive as room DTMF events, other participants ignored', async () => {
-    const { room, caller, call, session } = await startRoomCall();
-    expect(session.llm).toBeInstanceOf(openai.LLM);
-    expect(session.stt).toBeInstanceOf(openai.STT);
-    expect(session.tts).toBeInstanceOf(openai.TTS);
-    expect(session.vad).toBe(vad);
-    expect(caller.agentLines).toEqual([MENU]);
-    const before = server.requests.length;
-    await caller.say('how much do I have in there');
-    expect(server.requests.length).toBe(before + 1);
-    const request = server.requests.at(-1)!;
-    expect(request.tools?.map((t) => t.function.name).sort()).toEqual(['report_unclear', 'submit']);
-    expect(JSON.stringify(request.messages)).toContain('how much do I have in there');
-    expect(caller.agentLines.at(-1)).toBe(PIN_PROMPT);
-    room.press('sip_bob', '9999');
-    room.press('sip_alice', '43');
-    room.press('sip_bob', '0');
-    room.press('sip_alice', '21');
-    await caller.settle();
-    expect((await ended(caller)).at(-1)).toBe(
-      'Your balance is $1,234.56. Thank you for calling. Goodbye.',
-    );
-    expect(call.result().outcome).toBe('balance_read');
-    expect(server.requests.length).toBe(before + 1);
-  });
-
-  it('ends the call when the caller leaves the room mid-PIN', async () => {
-    const { room, caller, call } = await startRoomCall();
-    room.press('sip_alice', '1');
-    await caller.settle();
-    room.press('sip_alice', '4');
-    room.leave('sip_alice');
-    await caller.close();
-    expect(call.result().outcome).toBe('hangup');
-    expect(caller.isClosed).toBe(true);
   });
 });

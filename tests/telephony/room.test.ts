@@ -1,29 +1,65 @@
+/**
+ * bindRoom and waitForCaller on a real rtc-node `Room`, connected to a simulated LiveKit
+ * server: every key press, join, leave, attribute change and disconnect below reaches the
+ * binding through rtc-node's own FFI event dispatch (tests/app/livekit), so argument order
+ * and types are rtc-node's.
+ */
 import { voice } from '@livekit/agents';
-import { ParticipantKind, type Room, RoomEvent } from '@livekit/rtc-node';
-import { afterEach, describe, expect, expectTypeOf, it } from 'vitest';
+import { DisconnectReason, ParticipantKind, type Room, RoomEvent } from '@livekit/rtc-node';
+import { afterAll, afterEach, beforeAll, describe, expect, expectTypeOf, it } from 'vitest';
 import { attachCall, type DtmfEvent } from '../../src/core/call.js';
 import { collectDigits } from '../../src/telephony/digits.js';
-import { type BindRoomOptions, bindRoom, type RoomLike } from '../../src/telephony/room.js';
+import {
+  type BindRoomOptions,
+  bindRoom,
+  type RoomLike,
+  waitForCaller,
+} from '../../src/telephony/room.js';
 import { dtmfStream } from '../../src/telephony/stream.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
-import { FakeRoom } from './fake-room.js';
+import { connectRoom, SimulatedLiveKit } from '../app/livekit/index.js';
 import { Runner } from './helpers.js';
 
 const pin = collectDigits({ name: 'pin', prompt: 'Enter your PIN.', minDigits: 4, maxDigits: 4 });
 
+let sim: SimulatedLiveKit;
 let caller: SimulatedCaller | undefined;
+let rooms: Room[] = [];
+let count = 0;
+
+beforeAll(async () => {
+  sim = await new SimulatedLiveKit().start();
+});
+afterAll(async () => {
+  await sim.close();
+});
 afterEach(async () => {
   await caller?.close();
   caller = undefined;
+  for (const room of rooms) await room.disconnect();
+  rooms = [];
 });
 
-/** A call in a fake room: Alice (SIP) dialled in, Bob (a transfer leg) joined after. */
+/** A fresh room on the simulated server, with the agent's real Room connected to it. */
+async function freshRoom(
+  participants: Array<{ identity: string; kind?: ParticipantKind }> = [],
+): Promise<{ name: string; room: Room }> {
+  count += 1;
+  const name = `room-${count}`;
+  for (const p of participants) sim.rooms.join(name, p);
+  const room = await connectRoom(sim, name);
+  rooms.push(room);
+  return { name, room };
+}
+
+/** A call in a room: Alice (SIP) dialled in, Bob (a transfer leg) joined after. */
 async function startInRoom(options: BindRoomOptions = {}) {
-  const room = new FakeRoom();
-  room.join('sip_alice', ParticipantKind.SIP);
-  room.join('sip_bob', ParticipantKind.SIP);
+  const { name, room } = await freshRoom([
+    { identity: 'sip_alice', kind: ParticipantKind.SIP },
+    { identity: 'sip_bob', kind: ParticipantKind.SIP },
+  ]);
   const session = new voice.AgentSession({ llm: new ScriptedLLM() });
   const clock = new VirtualClock();
   const call = attachCall(session, { clock });
@@ -32,7 +68,12 @@ async function startInRoom(options: BindRoomOptions = {}) {
   const runner = new Runner(() => pin.create());
   await session.start({ agent: runner });
   await caller.settle();
-  return { room, session, call, caller, runner, unbind };
+  /** Delivers what the server sent, then lets the call react. */
+  const settle = async () => {
+    await sim.drained();
+    await caller?.settle();
+  };
+  return { name, room, session, call, caller, runner, unbind, settle };
 }
 
 describe('bindRoom', () => {
@@ -41,57 +82,103 @@ describe('bindRoom', () => {
   });
 
   it('takes DTMF from the caller only: the other participant is ignored', async () => {
-    const { room, call, caller, runner } = await startInRoom();
+    const { name, call, runner, settle } = await startInRoom();
     expect(call.callerIdentity).toBe('sip_alice');
-    room.press('sip_bob', '9999');
-    await caller.settle();
+    sim.rooms.press(name, 'sip_bob', '9999');
+    await settle();
     expect(runner.outcomes).toEqual([]);
-    room.press('sip_alice', '24');
-    room.press('sip_bob', '1');
-    room.press('sip_alice', '68');
-    await caller.settle();
+    sim.rooms.press(name, 'sip_alice', '24');
+    sim.rooms.press(name, 'sip_bob', '1');
+    sim.rooms.press(name, 'sip_alice', '68');
+    await settle();
     expect(runner.outcomes).toEqual([
       { status: 'ok', value: '2468', attempts: 1, modality: 'dtmf' },
     ]);
   });
 
   it('honours callerIdentity', async () => {
-    const { room, call, caller, runner } = await startInRoom({ callerIdentity: 'sip_bob' });
+    const { name, call, runner, settle } = await startInRoom({ callerIdentity: 'sip_bob' });
     expect(call.callerIdentity).toBe('sip_bob');
-    room.press('sip_alice', '1111');
-    room.press('sip_bob', '2222');
-    await caller.settle();
+    sim.rooms.press(name, 'sip_alice', '1111');
+    sim.rooms.press(name, 'sip_bob', '2222');
+    await settle();
     expect(runner.outcomes).toEqual([
       { status: 'ok', value: '2222', attempts: 1, modality: 'dtmf' },
     ]);
   });
 
-  it('reads the key from the RFC 4733 code when the digit string is empty', async () => {
-    const { room, caller, runner } = await startInRoom();
-    const alice = room.remoteParticipants.get('sip_alice');
-    for (const code of [1, 0, 9, 8]) room.emit(RoomEvent.DtmfReceived, code, '', alice);
-    await caller.settle();
+  it('reads the key from the RFC 4733 code when the digit text is empty', async () => {
+    const { name, runner, settle } = await startInRoom();
+    for (const code of [1, 0, 9, 8]) sim.rooms.dtmf(name, 'sip_alice', code, '');
+    await settle();
     expect(runner.outcomes).toEqual([
       { status: 'ok', value: '1098', attempts: 1, modality: 'dtmf' },
     ]);
   });
 
-  it('hangs up when the caller leaves, not when someone else does', async () => {
-    const { room, caller, runner, call } = await startInRoom();
-    room.press('sip_alice', '12');
-    room.leave('sip_bob');
-    await caller.settle();
+  it('ignores DTMF from a sender rtc-node does not know (it passes undefined) and keeps going', async () => {
+    const { name, room, runner, call, settle } = await startInRoom();
+    const seen: unknown[] = [];
+    room.on(RoomEvent.DtmfReceived, (_code, _digit, participant) => seen.push(participant));
+    sim.rooms.press(name, 'server-sdk', '12');
+    await settle();
+    expect(seen).toEqual([undefined, undefined]);
+    expect(runner.outcomes).toEqual([]);
     expect(call.hungUp).toBeUndefined();
-    room.leave('sip_alice');
-    await caller.close();
+    sim.rooms.press(name, 'sip_alice', '4321');
+    await settle();
+    expect(runner.outcomes).toEqual([
+      { status: 'ok', value: '4321', attempts: 1, modality: 'dtmf' },
+    ]);
+  });
+
+  it('hangs up when the caller leaves, not when someone else does', async () => {
+    const { name, runner, call, settle } = await startInRoom();
+    sim.rooms.press(name, 'sip_alice', '12');
+    sim.rooms.leave(name, 'sip_bob');
+    await settle();
+    expect(call.hungUp).toBeUndefined();
+    sim.rooms.leave(name, 'sip_alice');
+    await sim.drained();
+    await caller?.close();
     expect(runner.outcomes).toEqual([{ status: 'hangup', attempts: 0, reason: 'caller hung up' }]);
-    expect(caller.isClosed).toBe(true);
+    expect(caller?.isClosed).toBe(true);
+  });
+
+  it('takes sip.callStatus = hangup on the caller as the hang-up, before they leave', async () => {
+    const { name, runner, call, settle } = await startInRoom();
+    sim.rooms.press(name, 'sip_alice', '1');
+    sim.rooms.setAttributes(name, 'sip_bob', { 'sip.callStatus': 'hangup' });
+    await settle();
+    expect(call.hungUp).toBeUndefined();
+    sim.rooms.setAttributes(name, 'sip_alice', { 'sip.callStatus': 'active' });
+    await settle();
+    expect(call.hungUp).toBeUndefined();
+    sim.rooms.setAttributes(name, 'sip_alice', { 'sip.callStatus': 'hangup' });
+    await sim.drained();
+    await caller?.close();
+    expect(runner.outcomes).toEqual([{ status: 'hangup', attempts: 0, reason: 'caller hung up' }]);
+  });
+
+  it.each([
+    ['the room is deleted', DisconnectReason.ROOM_DELETED, 'ROOM_DELETED'],
+    ['the connection is lost', DisconnectReason.SIGNAL_CLOSE, 'SIGNAL_CLOSE'],
+  ])('ends the running task with hangup (not cancelled) when %s', async (_what, reason, name_) => {
+    const { name, runner, call, settle } = await startInRoom();
+    sim.rooms.press(name, 'sip_alice', '12');
+    await settle();
+    sim.rooms.disconnectAgents(sim.rooms.room(name), reason);
+    await sim.drained();
+    await caller?.close();
+    const why = `the room disconnected (${name_})`;
+    expect(call.hungUp?.reason).toBe(why);
+    expect(runner.outcomes).toEqual([{ status: 'hangup', attempts: 0, reason: why }]);
   });
 
   it('notes speech input from final transcripts', async () => {
-    const { room, caller, session, call } = await startInRoom();
-    room.press('sip_alice', '1');
-    await caller.settle();
+    const { name, session, call, settle } = await startInRoom();
+    sim.rooms.press(name, 'sip_alice', '1');
+    await settle();
     expect(call.lastInputModality).toBe('dtmf');
     session.emit(
       voice.AgentSessionEventTypes.UserInputTranscribed,
@@ -105,41 +192,94 @@ describe('bindRoom', () => {
     expect(call.lastInputModality).toBe('speech');
   });
 
-  it('adopts the first SIP or standard participant who presses a key when none was there', async () => {
-    const room = new FakeRoom();
+  it('adopts the first caller-kind participant who presses a key when none was there, and unbinds', async () => {
+    const { name, room } = await freshRoom();
     const session = new voice.AgentSession({ llm: new ScriptedLLM() });
     const call = attachCall(session);
     const unbind = bindRoom(session, room);
     expect(call.callerIdentity).toBeUndefined();
     const keys: string[] = [];
     call.on('dtmf', (ev) => keys.push(`${ev.participant}:${ev.digit}`));
-    room.join('agent_helper', ParticipantKind.AGENT);
-    room.press('agent_helper', '5');
-    room.join('web_carol', ParticipantKind.STANDARD);
-    room.press('web_carol', '7');
-    room.join('sip_dave', ParticipantKind.SIP);
-    room.press('sip_dave', '8');
+    sim.rooms.join(name, { identity: 'agent_helper', kind: ParticipantKind.AGENT });
+    sim.rooms.press(name, 'agent_helper', '5');
+    sim.rooms.join(name, { identity: 'ingress_feed', kind: ParticipantKind.INGRESS });
+    sim.rooms.press(name, 'ingress_feed', '6');
+    sim.rooms.join(name, { identity: 'web_carol', kind: ParticipantKind.STANDARD });
+    sim.rooms.press(name, 'web_carol', '7');
+    sim.rooms.join(name, { identity: 'sip_dave', kind: ParticipantKind.SIP });
+    sim.rooms.press(name, 'sip_dave', '8');
+    await sim.drained();
     expect(call.callerIdentity).toBe('web_carol');
     expect(keys).toEqual(['web_carol:7']);
     unbind();
-    room.press('web_carol', '1');
+    sim.rooms.press(name, 'web_carol', '1');
+    await sim.drained();
     expect(keys).toEqual(['web_carol:7']);
-    expect(room.listenerCount(RoomEvent.DtmfReceived)).toBe(0);
-    expect(room.listenerCount(RoomEvent.ParticipantDisconnected)).toBe(0);
+    for (const event of [
+      RoomEvent.DtmfReceived,
+      RoomEvent.ParticipantDisconnected,
+      RoomEvent.ParticipantAttributesChanged,
+      RoomEvent.Disconnected,
+    ]) {
+      expect(room.listenerCount(event)).toBe(0);
+    }
+  });
+});
+
+describe('waitForCaller', () => {
+  it('picks a caller kind RoomIO links to, never an ingress or agent participant', async () => {
+    const { room } = await freshRoom([
+      { identity: 'ingress_feed', kind: ParticipantKind.INGRESS },
+      { identity: 'agent_other', kind: ParticipantKind.AGENT },
+      { identity: 'sip_alice', kind: ParticipantKind.SIP },
+    ]);
+    expect((await waitForCaller(room)).identity).toBe('sip_alice');
+  });
+
+  it('waits for the first caller to join', async () => {
+    const { name, room } = await freshRoom([
+      { identity: 'egress_rec', kind: ParticipantKind.EGRESS },
+    ]);
+    const found = waitForCaller(room);
+    sim.rooms.join(name, { identity: 'ingress_feed', kind: ParticipantKind.INGRESS });
+    sim.rooms.join(name, { identity: 'sip_alice', kind: ParticipantKind.SIP });
+    expect((await found).identity).toBe('sip_alice');
+  });
+
+  it('gives up after its timeout, and when the room disconnects', async () => {
+    const clock = new VirtualClock();
+    const { name, room } = await freshRoom();
+    const timedOut = waitForCaller(room, { timeoutMs: 5000, clock });
+    await clock.advance(4999);
+    const late = expect(timedOut).rejects.toMatchObject({
+      code: 'timeout',
+      message: 'No caller joined the room within 5000 ms.',
+    });
+    await clock.advance(1);
+    await late;
+    const gone = waitForCaller(room, { clock });
+    sim.rooms.delete(name);
+    await expect(gone).rejects.toMatchObject({
+      code: 'cancelled',
+      message: 'No caller joined: the room disconnected (ROOM_DELETED).',
+    });
+    expect(room.listenerCount(RoomEvent.ParticipantConnected)).toBe(0);
   });
 });
 
 describe('dtmfStream', () => {
   it('yields the caller keys in order and ends on hang-up', async () => {
+    const { name, room } = await freshRoom([
+      { identity: 'sip_alice', kind: ParticipantKind.SIP },
+      { identity: 'sip_bob', kind: ParticipantKind.SIP },
+    ]);
     const session = new voice.AgentSession({ llm: new ScriptedLLM() });
-    const room = new FakeRoom();
-    room.join('sip_alice');
-    room.join('sip_bob');
     bindRoom(session, room);
     const stream = dtmfStream(session);
-    room.press('sip_alice', '12');
-    room.press('sip_bob', '3');
-    room.press('sip_alice', '#');
+    sim.rooms.press(name, 'sip_alice', '12');
+    sim.rooms.press(name, 'sip_bob', '3');
+    sim.rooms.press(name, 'sip_alice', '#');
+    await sim.drained();
     const got: DtmfEvent[] = [];
     const reading = (async () => {
       for await (const ev of stream) got.push(ev);

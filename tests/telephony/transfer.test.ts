@@ -1,12 +1,10 @@
-import { voice } from '@livekit/agents';
+import { llm, voice } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
+import { clearSecrets, registerSecret } from '../../src/core/pii.js';
 import { yesNo } from '../../src/tasks/prebuilt.js';
 import { recordCapture } from '../../src/telephony/captures.js';
-import {
-  ColdSipTransferer,
-  type SipTransferClient,
-  sipTarget,
-} from '../../src/telephony/sip-transfer.js';
+import { sipTarget } from '../../src/telephony/sip-address.js';
+import { ColdSipTransferer, type SipTransferClient } from '../../src/telephony/sip-transfer.js';
 import {
   RecordingTransferer,
   type TransferRequest,
@@ -103,25 +101,133 @@ describe('ColdSipTransferer', () => {
   it('turns destinations into SIP targets', () => {
     expect(sipTarget('+15550100')).toBe('tel:+15550100');
     expect(sipTarget('tel:+15550100')).toBe('tel:+15550100');
+    expect(sipTarget('tel:+1-555-0100')).toBe('tel:+15550100');
     expect(sipTarget('desk@bank.example')).toBe('sip:desk@bank.example');
+    expect(sipTarget('sips:desk@bank.example;transport=tls')).toBe(
+      'sips:desk@bank.example;transport=tls',
+    );
+    expect(() => sipTarget('call the desk')).toThrow(/Cannot dial "call the desk"/);
+  });
+
+  it('takes ringingTimeoutMs in milliseconds and sends LiveKit whole seconds', async () => {
+    const calls: unknown[][] = [];
+    const transferer = new ColdSipTransferer({
+      roomName: 'r',
+      participantIdentity: 'p',
+      ringingTimeoutMs: 25_000,
+      createClient: () => ({
+        transferSipParticipant: async (...args: unknown[]) => {
+          calls.push(args);
+        },
+      }),
+    });
+    await transferer.transfer(request);
+    expect(calls[0]?.[3]).toMatchObject({ ringingTimeout: 25 });
+    for (const ms of [1500, 0, -1000, Number.NaN]) {
+      expect(
+        () =>
+          new ColdSipTransferer({ roomName: 'r', participantIdentity: 'p', ringingTimeoutMs: ms }),
+      ).toThrow(/ringingTimeoutMs must be a positive whole number of seconds/);
+    }
+    expect(
+      () =>
+        new ColdSipTransferer({
+          roomName: 'r',
+          participantIdentity: 'p',
+          ringingTimeout: 20,
+        } as never),
+    ).toThrow(
+      'ColdSipTransferer: `ringingTimeout` is now `ringingTimeoutMs` (milliseconds, for cold and warm transfers alike).',
+    );
   });
 });
 
 describe('WarmTransferer', () => {
-  it('builds upstream WarmTransferTask with the summary spoken to the human', () => {
+  const req: TransferRequest = {
+    to: '+15550100',
+    mode: 'warm',
+    summary: 'Caller lost a card. Captured so far: pin: ****.',
+  };
+
+  it('builds upstream WarmTransferTask with the summary in the briefing, and no greeting by default', () => {
     const warm = new WarmTransferer({ sipTrunkId: 'ST_test' });
-    const req: TransferRequest = {
-      to: '+15550100',
-      mode: 'warm',
-      summary: 'Caller lost a card. Captured so far: pin: ****.',
-    };
     const options = warm.taskOptions(req);
     expect(options.sipCallTo).toBe('+15550100');
-    expect(options.greetingSpeech).toBe(req.summary);
+    // An answered line may be a voicemail box: nothing is spoken until the human speaks.
+    expect(options.greetingSpeech).toBeUndefined();
     expect(options.instructions).toEqual({
       extra: `Summary prepared by the automated line (values shown as * are private): ${req.summary}`,
     });
     expect(warm.createTask(req)).toBeInstanceOf(voice.AgentTask);
+  });
+
+  it('speaks the summary on answer only when asked to', () => {
+    expect(new WarmTransferer({ greetWithSummary: true }).taskOptions(req).greetingSpeech).toBe(
+      req.summary,
+    );
+    const own = new WarmTransferer({ greetWithSummary: true, greetingSpeech: 'Hi, a transfer.' });
+    expect(own.taskOptions(req).greetingSpeech).toBe('Hi, a transfer.');
+  });
+
+  it('reads tel: URIs and formatted numbers as the number to dial', () => {
+    const warm = new WarmTransferer({ sipTrunkId: 'ST_test' });
+    for (const to of ['tel:+1-415-555-0100', '+1 (415) 555-0100', 'TEL:+14155550100']) {
+      expect(warm.taskOptions({ ...req, to })).toMatchObject({
+        sipCallTo: '+14155550100',
+        sipTrunkId: 'ST_test',
+      });
+    }
+  });
+
+  it('dials a sip: URI through an inline trunk to its host, and refuses a conflicting trunk', async () => {
+    const inline = new WarmTransferer().taskOptions({ ...req, to: 'sip:desk@pbx.example:5061' });
+    expect(inline).toMatchObject({
+      sipCallTo: 'desk',
+      sipTrunkId: null,
+      sipConnection: { hostname: 'pbx.example:5061' },
+    });
+    const sameHost = new WarmTransferer({
+      sipConnection: { hostname: 'pbx.example', authUsername: 'bot' } as never,
+    }).taskOptions({ ...req, to: 'sip:desk@pbx.example' });
+    expect(sameHost.sipConnection).toMatchObject({ hostname: 'pbx.example', authUsername: 'bot' });
+
+    const trunk = new WarmTransferer({ sipTrunkId: 'ST_test' });
+    expect(() => trunk.taskOptions({ ...req, to: 'sip:desk@pbx.example' })).toThrow(
+      /goes to trunk ST_test, not pbx.example/,
+    );
+    await expect(trunk.transfer({ ...req, to: 'sip:desk@pbx.example' })).resolves.toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('Dial a number, or configure sipConnection'),
+    });
+  });
+
+  it('refuses destinations it cannot dial, with the reason', () => {
+    const warm = new WarmTransferer({ sipTrunkId: 'ST_test' });
+    expect(() => warm.taskOptions({ ...req, to: 'the front desk' })).toThrow(
+      'Cannot dial "the front desk": use a phone number ("+15550100"), a tel: URI or a sip:user@host URI.',
+    );
+    expect(() => warm.taskOptions({ ...req, to: 'tel:+15550100;ext=12' })).toThrow(
+      /tel: URI parameters are not supported/,
+    );
+  });
+
+  it("briefs the human on the request's conversation (or the configured one)", () => {
+    const history = llm.ChatContext.empty();
+    history.addMessage({ role: 'user', content: 'I lost my card' });
+    const fallback = llm.ChatContext.empty();
+    const warm = new WarmTransferer({ sipTrunkId: 'ST_test', chatCtx: fallback });
+    expect(warm.taskOptions({ ...req, history }).chatCtx).toBe(history);
+    expect(warm.taskOptions(req).chatCtx).toBe(fallback);
+  });
+
+  it('takes ringingTimeoutMs in milliseconds, whole seconds only, like cold transfers', () => {
+    expect(new WarmTransferer({ ringingTimeoutMs: 20_000 }).taskOptions(req).ringingTimeout).toBe(
+      20_000,
+    );
+    expect(() => new WarmTransferer({ ringingTimeoutMs: 1500 })).toThrow(
+      'WarmTransferer: ringingTimeoutMs must be a positive whole number of seconds in milliseconds (e.g. 20000), got 1500; LiveKit SIP counts ringing in whole seconds.',
+    );
+    expect(() => new WarmTransferer({ ringingTimeout: 20 } as never)).toThrow(/ringingTimeoutMs/);
   });
 
   it('fails cleanly outside a tool or onEnter, and for cold requests', async () => {
@@ -207,6 +313,43 @@ describe('transferCall / transferOnExhausted', () => {
         'Caller could not answer the consent question. Captured so far: account: ACC-7. The automated step ended: not understood 1 times.',
       ]);
     } finally {
+      await caller.close();
+    }
+  });
+
+  it("passes the conversation so far, PII masked, for the human's briefing", async () => {
+    registerSecret('4321');
+    const received: TransferRequest[] = [];
+    class Desk extends voice.Agent {
+      override async onEnter(): Promise<void> {
+        await this.session.say('Please enter your PIN.').waitForPlayout();
+      }
+    }
+    const caller = await SimulatedCaller.start({
+      agent: new Desk({ instructions: 'desk' }),
+      llm: new ScriptedLLM({ respond: () => ({ say: 'One moment.' }) }),
+    });
+    try {
+      await caller.say('it is 4321, card 4111 1111 1111 1111');
+      await transferCall(
+        {
+          transfer: async (r) => {
+            received.push(r);
+            return { ok: true, mode: r.mode, to: r.to };
+          },
+        },
+        { to: '+1555', mode: 'warm', summary: 'help', session: caller.session },
+      );
+      const lines = received[0]?.history?.items.map((i) =>
+        i.type === 'message' ? `${i.role}: ${i.textContent}` : i.type,
+      );
+      expect(lines).toEqual([
+        'assistant: Please enter your PIN.',
+        'user: it is ****, card **** **** **** 1111',
+        'assistant: One moment.',
+      ]);
+    } finally {
+      clearSecrets();
       await caller.close();
     }
   });
