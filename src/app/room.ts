@@ -2,6 +2,7 @@ import { defineAgent, type JobContext, type JobProcess, voice } from '@livekit/a
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
 import type { Room } from '@livekit/rtc-node';
 import { attachCall } from '../core/call.js';
+import { loadOptional } from '../core/optional.js';
 import { bindRoom } from '../telephony/room.js';
 import type { CallModule } from './module.js';
 
@@ -27,11 +28,19 @@ export interface RoomAgentOptions {
 export function roomAgent(module: CallModule, options: RoomAgentOptions = {}) {
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
-      const silero = await import('@livekit/agents-plugin-silero');
+      const silero = await loadOptional(
+        () => import('@livekit/agents-plugin-silero'),
+        '@livekit/agents-plugin-silero',
+        'voice activity detection in a room (roomAgent)',
+      );
       proc.userData.vad = await silero.VAD.load();
     },
     entry: async (ctx: JobContext) => {
-      const openai = await import('@livekit/agents-plugin-openai');
+      const openai = await loadOptional(
+        () => import('@livekit/agents-plugin-openai'),
+        '@livekit/agents-plugin-openai',
+        'speech and the model in a room (roomAgent)',
+      );
       await ctx.connect();
       const caller = await ctx.waitForParticipant();
       const session = new voice.AgentSession({
