@@ -147,7 +147,7 @@ export default {
     const verbose = await taskline(['run', bot, '--verbose']);
     expect(verbose.code).toBe(1);
     expect(verbose.stderr).toMatch(
-      /^taskline: the call failed: crashing\.onEnter threw: the CRM is down\nTasklineError: crashing\.onEnter threw[^]*\ncaused by: Error: the CRM is down\n\s+at Crashing\.onEnter/,
+      /^taskline: the call failed: crashing\.onEnter threw: the CRM is down\nTasklineError: crashing\.onEnter threw[\s\S]*\ncaused by: Error: the CRM is down\n\s+at Crashing\.onEnter/,
     );
   });
 
