@@ -7,7 +7,8 @@
 //     optional package is missing fails with `missing_dependency` naming it;
 //   - the README's testing sample (desk.ts + desk-call.ts) runs as is;
 //   - `npx taskline --version` / `--help` (stdout), an unknown command (exit 2), a missing
-//     module (exit 1) and a module with no model (exit 1) say what is wrong;
+//     module, a module with no model and a TypeScript module without tsx (exit 1) say what
+//     is wrong;
 //   - after `npm install zod@3.25.76`, defineTask works with `zod/v4` schemas and rejects a
 //     zod 3 one with a clear error.
 // Prints the tarball's size and file count and what the fresh app installs. Needs `npm run
@@ -221,7 +222,7 @@ process.exit(0);
   );
   const h = npx('--help');
   check(
-    h.status === 0 && /usage: taskline/.test(h.stdout) && h.stderr === '',
+    h.status === 0 && /usage: taskline/.test(h.stdout) && !/usage/.test(h.stderr),
     'npx taskline --help prints usage on stdout',
     h.out,
   );
@@ -259,6 +260,14 @@ export default defineCallModule({
     b.status === 1 && /no demo script|no scripted model/.test(b.stderr),
     'a module with no scripted model and no OPENAI_API_KEY says what to do',
     b.out,
+  );
+
+  writeFileSync(join(app, 'bot.ts'), 'export default {};\n');
+  const ts = npx('run', './bot.ts');
+  check(
+    ts.status === 1 && /bot\.ts is TypeScript: install tsx/.test(ts.stderr),
+    'a TypeScript module without tsx says to install tsx',
+    ts.out,
   );
 
   // 6. zod 3.25: schemas from zod/v4 work, a zod 3 schema is refused clearly.

@@ -36,7 +36,18 @@ export async function loadCallModule(path: string): Promise<CallModule> {
     file = index;
   }
   if (!existsSync(file)) throw new TasklineError('not_found', `No module at ${path}.`);
-  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+      throw new TasklineError(
+        'invalid_argument',
+        `${path} is TypeScript: install tsx in your app (npm install -D tsx) so taskline can run it, or run the compiled JavaScript.`,
+      );
+    }
+    throw error;
+  }
   const candidate = mod.default;
   if (!isCallModule(candidate)) {
     throw new TasklineError(

@@ -3,7 +3,6 @@ import type { CallerAction } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
-import { maskValue } from '../core/pii.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
@@ -156,8 +155,8 @@ export class SimulatedCaller {
   async say(text: string): Promise<voice.testing.RunResult> {
     this.assertOpen('say');
     await this.finishPendingRun();
-    // A secret said aloud (a spoken PIN) is masked in the transcript as the task masks it.
-    const shown = this.call.expectsSecret ? maskValue(text) : text;
+    // A secret said aloud (a spoken PIN) is masked in the transcript, its length too.
+    const shown = this.call.expectsSecret ? '****' : text;
     this.record({ role: 'caller', text: shown, via: 'speech', at: this.clock.now() });
     this.call.noteInput('speech');
     const run = this.session.run({ userInput: text });
