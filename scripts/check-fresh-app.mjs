@@ -59,6 +59,7 @@ function must(cmd, args, cwd, timeoutMs) {
   const r = run(cmd, args, cwd, timeoutMs);
   if (r.status !== 0) {
     console.error(`check-fresh-app: \`${cmd} ${args.join(' ')}\` failed:\n${r.out}`);
+    rmSync(work, { recursive: true, force: true });
     process.exit(1);
   }
   return r;

@@ -81,11 +81,12 @@ try {
     console.error(
       'check-readme: a README sample does not compile. Fix it, or mark it with a first line `// fragment`.',
     );
-    process.exit(1);
+    process.exitCode = 1;
+  } else {
+    console.log(
+      `README samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
+    );
   }
-  console.log(
-    `README samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
-  );
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }
