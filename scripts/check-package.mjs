@@ -1,7 +1,10 @@
-// Checks the built package the way a user imports it: `taskline` and `taskline/testing`
-// resolve through package.json "exports", the main entry never reaches the testing kit,
-// and a call driven from `taskline/testing` reaches tasks from `taskline` (one shared call
-// context across the bundle's entry points).
+// Checks the built package the way a user gets it:
+//  1. In the repository: `taskline` and `taskline/testing` resolve through package.json
+//     "exports", the main entry never reaches the testing kit, and a call driven from
+//     `taskline/testing` reaches tasks from `taskline` (one shared call context).
+//  2. In a fresh app (scripts/check-fresh-app.mjs): the packed tarball installed next to
+//     @livekit/agents@1.9.0 and zod@4, exactly as a user would. Skip it with --no-fresh-app.
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -91,4 +94,10 @@ if (outcome?.status !== 'ok' || outcome.value !== '4321') {
 console.log(
   `package ok: 'taskline' is ${main.size} files, none from the testing kit; a call works across entries`,
 );
+if (!process.argv.includes('--no-fresh-app')) {
+  const fresh = spawnSync(process.execPath, [resolve(root, 'scripts/check-fresh-app.mjs')], {
+    stdio: 'inherit',
+  });
+  process.exit(fresh.status ?? 1);
+}
 process.exit(0);

@@ -11,6 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { type llm, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import {
+  type CallInstance,
   createDelegationTools,
   createFileTools,
   createTodoTools,
@@ -22,7 +23,6 @@ import {
   type Todo,
   TodoList,
 } from 'taskline';
-import { ScriptedLLM } from 'taskline/testing';
 import { createDocsTools } from './search.js';
 
 /** Where the researcher's documents live. */
@@ -88,8 +88,8 @@ export interface AssistantCall {
 }
 
 /**
- * Builds one call. The researcher runs on `subagentModel` — by default OpenAI when
- * OPENAI_API_KEY is set, the scripted researcher otherwise.
+ * Builds one call. The researcher runs on `subagentModel`, OpenAI (`OPENAI_MODEL`, default
+ * gpt-4o-mini) by default; the demo passes its scripted researcher (see `demo.ts`).
  */
 export function createAssistantCall(
   options: { subagentModel?: llm.LLM; docsDir?: string } = {},
@@ -98,9 +98,11 @@ export function createAssistantCall(
   const todos = new TodoList();
   const subagentModel =
     options.subagentModel ??
-    (process.env.OPENAI_API_KEY
-      ? new openai.LLM({ model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini' })
-      : scriptedResearcher());
+    // The key is read when the call starts: the plugin's defaults read it once, on import.
+    new openai.LLM({
+      model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+      apiKey: process.env.OPENAI_API_KEY,
+    });
   const manager = new TaskManager({
     subagents: [
       researcherAgent({
@@ -136,61 +138,9 @@ export function createAssistantCall(
   };
 }
 
-const QUESTION = 'What does the refund policy say about opened items?';
-
-/** The scripted researcher: searches once, then answers from what it found. */
-export function scriptedResearcher(): ScriptedLLM {
-  return new ScriptedLLM({
-    respond: (req) => {
-      if (!req.lastToolOutput) {
-        return { toolCalls: [{ name: 'search_docs', args: { query: req.lastUserText ?? '' } }] };
-      }
-      const found = req.lastToolOutput.output;
-      return {
-        say: found.includes('Opened items can be returned within 14 days')
-          ? 'Opened items can be returned within 14 days of delivery, refunded as store credit. Unopened items have 30 days for a full refund. Source: refunds.md.'
-          : `I could not find that in the documents. Closest match: ${found.slice(0, 120)}`,
-      };
-    },
-  });
-}
-
-/** The scripted voice model of the demo call. */
-export function scriptedAssistantModel(): ScriptedLLM {
-  return new ScriptedLLM().for(Assistant, [
-    {
-      toolCalls: [
-        {
-          name: 'task',
-          args: {
-            subagent_type: 'researcher',
-            description: 'Check refunds for opened items',
-            prompt: `${QUESTION} Answer in two sentences a caller can hear.`,
-            run_in_background: true,
-          },
-        },
-      ],
-    },
-    { say: "Sure, I'm looking into that now. Anything else while I check?" },
-    {
-      toolCalls: [
-        { name: 'write_todos', args: { todos: [{ content: 'Call the bank', status: 'pending' }] } },
-      ],
-    },
-    { say: 'Done: "Call the bank" is on your list.' },
-    (req) => {
-      const instructions = req.messages
-        .filter((m) => m.role === 'system')
-        .map((m) => m.text)
-        .join('\n');
-      return {
-        say: instructions.includes('within 14 days')
-          ? 'About your refund question: opened items can come back within 14 days, as store credit. Unopened ones have 30 days for a full refund.'
-          : 'I could not find the refund details, sorry.',
-      };
-    },
-    { say: "You're welcome. Have a good day!" },
-  ]);
+/** The module's view of a call: its agent and its result. */
+export function toCallInstance(call: AssistantCall): CallInstance<AssistantResult> {
+  return { agent: call.agent, result: () => call.result() };
 }
 
 /** The assistant as a CallModule: the demo, `npx taskline run` and the room entry start it. */
@@ -199,14 +149,7 @@ export default defineCallModule<AssistantResult>({
   description:
     'A voice assistant with todos, files and a background researcher: it looks things up while the conversation goes on.',
   createCall() {
-    const call = createAssistantCall();
-    return { agent: call.agent, result: () => call.result() };
+    return toCallInstance(createAssistantCall());
   },
-  createScriptedModel: () => scriptedAssistantModel(),
-  demoScript: [
-    { say: `Hi! ${QUESTION}` },
-    { say: 'Thanks. While you look, add "call the bank" to my todo list.' },
-    { silence: 1_000 },
-    { say: "Great, that's all." },
-  ],
+  demo: () => import('./demo.js'),
 });

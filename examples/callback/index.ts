@@ -4,7 +4,6 @@
  */
 import { llm, voice } from '@livekit/agents';
 import { defineCallModule, type PersonName, personName, phone, time, yesNo } from 'taskline';
-import { ScriptedLLM } from 'taskline/testing';
 
 /** What the bot books. */
 export interface CallbackRequest {
@@ -62,21 +61,5 @@ export default defineCallModule({
     const agent = new CallbackDesk();
     return { agent, result: () => agent.booking };
   },
-  createScriptedModel: () =>
-    new ScriptedLLM().for(CallbackDesk, [
-      { toolCalls: [{ name: 'book_callback' }] },
-      (request) => {
-        const booking = request.lastToolOutput?.value as CallbackRequest;
-        return { say: `Done: we will call ${booking.name.first} at ${booking.time}.` };
-      },
-    ]),
-  demoScript: [
-    { say: 'Could someone call me back about my claim?' },
-    { say: 'Jane Doe' },
-    { say: 'yes' },
-    { say: 'four one five, five five five, zero one nine nine' },
-    { say: 'yes' },
-    { say: 'half past three' },
-    { say: 'yes please' },
-  ],
+  demo: () => import('./demo.js'),
 });

@@ -27,7 +27,6 @@ import {
   transferOnExhausted,
   yesNo,
 } from 'taskline';
-import { ScriptedLLM, type ScriptStep } from 'taskline/testing';
 
 /** Where people are: the bank's service desk. */
 export const SERVICE_DESK = '+15550100';
@@ -37,7 +36,8 @@ export const ACCOUNTS: Readonly<Record<string, { balance: string }>> = {
   '4321': { balance: '$1,234.56' },
 };
 
-const mainMenu = menu({
+/** The main menu (its name keys the demo's scripted model). */
+export const mainMenu = menu({
   name: 'main_menu',
   prompt: 'Welcome to Taskline Bank.',
   options: {
@@ -167,27 +167,6 @@ export function createBankCall(
   };
 }
 
-const KEYWORDS: ReadonlyArray<[RegExp, string]> = [
-  [/money|account|owe/, '1'],
-  [/card|wallet/, '2'],
-  [/help|talk/, '3'],
-];
-
-/** Stands in for a model with no API key: picks menu options by keyword, else "unclear". */
-export function bankScriptedModel(): ScriptedLLM {
-  const unclear: ScriptStep = {
-    toolCalls: [{ name: 'report_unclear', args: { reason: 'no match' } }],
-  };
-  return new ScriptedLLM({
-    respond: (request) => {
-      const text = request.lastUserText?.toLowerCase() ?? '';
-      if (request.agentId !== mainMenu.name) return unclear;
-      const key = KEYWORDS.find(([words]) => words.test(text))?.[1];
-      return key ? { toolCalls: [{ name: 'submit', args: { key } }] } : unclear;
-    },
-  });
-}
-
 /** The ivr-bank call for the README demo, `npx taskline run` and tests. */
 export const ivrBank = defineCallModule<BankResult>({
   name: 'ivr-bank',
@@ -198,8 +177,7 @@ export const ivrBank = defineCallModule<BankResult>({
       transferTo: setup?.transferTo,
       transferMode: setup?.transferMode,
     }),
-  createScriptedModel: bankScriptedModel,
-  demoScript: [{ say: 'how much money is in my account?' }, { dtmf: '4321', mask: true }],
+  demo: () => import('./demo.js'),
 });
 
 export default ivrBank;

@@ -6,7 +6,6 @@ import {
   type FlowRunOptions,
   type FlowStatus,
 } from 'taskline';
-import { ScriptedLLM } from 'taskline/testing';
 import { type SurveyAnswers, surveyFlow } from './flow.js';
 
 export * from './flow.js';
@@ -44,29 +43,6 @@ export class SurveyCall extends voice.Agent {
   }
 }
 
-/**
- * A stand-in model for the demo: the survey needs none for clear answers (parsers and the
- * keypad resolve them); anything unclear is reported as unclear, and "change my score"
- * goes back to the score question.
- */
-export function createSurveyModel(): ScriptedLLM {
-  return new ScriptedLLM({
-    respond: (req) => {
-      if (req.tools.includes('go_back') && /change|go back/i.test(req.lastUserText ?? '')) {
-        return { toolCalls: [{ name: 'go_back', args: { step: 'score' } }] };
-      }
-      const question = req.messages.filter((m) => m.role === 'assistant').at(0)?.text;
-      if (req.lastToolOutput?.name === 'report_unclear' && question) {
-        return { say: `Sorry, I didn't catch that. ${question}` };
-      }
-      if (req.tools.includes('report_unclear') && !req.lastToolOutput) {
-        return { toolCalls: [{ name: 'report_unclear', args: { reason: 'not an answer' } }] };
-      }
-      return { say: 'Sorry, could you say that again?' };
-    },
-  });
-}
-
 /** The survey packaged for the README demo, `npx taskline run` and tests. */
 export const surveyModule: CallModule<SurveyOutcome> = defineCallModule({
   name: 'survey',
@@ -76,14 +52,7 @@ export const surveyModule: CallModule<SurveyOutcome> = defineCallModule({
     const agent = new SurveyCall();
     return { agent, result: () => agent.outcome };
   },
-  createScriptedModel: createSurveyModel,
-  demoScript: [
-    { say: 'yes, sure' },
-    { dtmf: '9' },
-    { say: 'yes please' },
-    { say: 'jane dot doe at example dot com' },
-    { say: 'yes' },
-  ],
+  demo: () => import('./demo.js'),
 });
 
 export default surveyModule;

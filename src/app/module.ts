@@ -47,8 +47,25 @@ export interface CallSetup {
 }
 
 /**
+ * The demo parts of a module: a scripted model so the bot runs with no API key, the caller
+ * side of the demo call, and (rarely) a demo-only way to build the call, e.g. with scripted
+ * sub-agents. They live in a sibling file (`demo.ts`) so production code never imports
+ * `taskline/testing`.
+ */
+export interface CallDemo<R = unknown> {
+  /** A scripted model (keyed by agent/task, see ScriptedLLM). */
+  createScriptedModel?(): llm.LLM;
+  /** The demo call's caller side. */
+  demoScript?: readonly CallerAction[];
+  /** Builds the call when the scripted model is used (defaults to the module's `createCall`). */
+  createCall?: CallModule<R>['createCall'];
+}
+
+/**
  * A bot packaged so every runner can start it: the README demo and tests (scripted
- * model + simulated caller), `npx taskline run` in a terminal, and a LiveKit room.
+ * model + simulated caller), `npx taskline run` in a terminal, and a LiveKit room. Only
+ * `name`, `description` and `createCall` are needed in production; the demo parts are
+ * optional, inline or loaded on first use with `demo: () => import('./demo.js')`.
  */
 export interface CallModule<R = unknown> {
   name: string;
@@ -59,12 +76,27 @@ export interface CallModule<R = unknown> {
    */
   createCall(setup?: CallSetup): CallInstance<R>;
   /** A scripted model so the bot runs with no API key (keyed by agent/task, see ScriptedLLM). */
-  createScriptedModel(): llm.LLM;
+  createScriptedModel?(): llm.LLM;
   /** The demo call's caller side. */
-  demoScript: CallerAction[];
+  demoScript?: readonly CallerAction[];
+  /** Loads the demo parts from a sibling file when a runner needs them. */
+  demo?: () => Promise<CallDemo<R>>;
 }
 
 /** Declares a {@link CallModule} with its result type inferred. */
 export function defineCallModule<R>(module: CallModule<R>): CallModule<R> {
   return module;
+}
+
+/**
+ * The demo parts of `module`: its `demo()` file merged over the inline fields. Resolves
+ * an empty object for a production module that has none.
+ */
+export async function loadCallDemo<R>(module: CallModule<R>): Promise<CallDemo<R>> {
+  const loaded = module.demo ? await module.demo() : {};
+  return {
+    createScriptedModel: loaded.createScriptedModel ?? module.createScriptedModel,
+    demoScript: loaded.demoScript ?? module.demoScript,
+    createCall: loaded.createCall,
+  };
 }

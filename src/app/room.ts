@@ -12,6 +12,7 @@ import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine } from '../core/log.js';
+import { loadOptional } from '../core/optional.js';
 import { callerNumber } from '../telephony/caller-id.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
@@ -81,7 +82,11 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
       if (options.createSession) return;
-      const silero = await import('@livekit/agents-plugin-silero');
+      const silero = await loadOptional(
+        () => import('@livekit/agents-plugin-silero'),
+        '@livekit/agents-plugin-silero',
+        'voice activity detection in a room (roomAgent)',
+      );
       proc.userData.vad = await silero.VAD.load();
     },
     entry: async (ctx: JobContext) => {
@@ -214,7 +219,11 @@ async function defaultSession(
   ctx: JobContext,
   options: RoomAgentOptions,
 ): Promise<voice.AgentSession> {
-  const openai = await import('@livekit/agents-plugin-openai');
+  const openai = await loadOptional(
+    () => import('@livekit/agents-plugin-openai'),
+    '@livekit/agents-plugin-openai',
+    'speech and the model in a room (roomAgent)',
+  );
   return new voice.AgentSession({
     vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
     stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false }),

@@ -173,15 +173,21 @@ function ensureLogger(): void {
 
 /**
  * `taskline delegations <command>`: `serve` runs the API until SIGINT/SIGTERM. Returns the
- * process exit code (0 after a clean stop, 2 for usage errors, 1 for failures).
+ * process exit code (0 after a clean stop or --help, 2 for usage errors, 1 for failures).
  */
 export async function delegationsMain(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
-  if (command !== 'serve') {
-    process.stderr.write(`${USAGE}\n`);
-    return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
+  if (command === '--help' || command === '-h' || command === 'help') {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
   }
-  if (rest.includes('--help')) {
+  if (command !== 'serve') {
+    const problem =
+      command === undefined ? 'missing subcommand' : `unknown subcommand "${command}"`;
+    process.stderr.write(`taskline delegations: ${problem}\n${USAGE}\n`);
+    return 2;
+  }
+  if (rest.includes('--help') || rest.includes('-h')) {
     process.stdout.write(`${USAGE}\n`);
     return 0;
   }

@@ -3,8 +3,11 @@ import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
 import { initializeLogger, type llm } from '@livekit/agents';
-import type { CallerAction, CallModule } from '../app/module.js';
+import { type CallDemo, type CallerAction, type CallModule, loadCallDemo } from '../app/module.js';
 import { TasklineError } from '../core/errors.js';
+import { logLevelFromEnv } from '../core/log.js';
+import { loadOptional } from '../core/optional.js';
+import { SessionFailures } from '../core/session-failures.js';
 import { formatLine } from '../testing/expect.js';
 import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
 
@@ -33,119 +36,262 @@ export async function loadCallModule(path: string): Promise<CallModule> {
     file = index;
   }
   if (!existsSync(file)) throw new TasklineError('not_found', `No module at ${path}.`);
-  const mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION') {
+      throw new TasklineError(
+        'invalid_argument',
+        `${path} is TypeScript: install tsx in your app (npm install -D tsx) so taskline can run it, or run the compiled JavaScript.`,
+      );
+    }
+    throw error;
+  }
   const candidate = mod.default;
   if (!isCallModule(candidate)) {
     throw new TasklineError(
       'invalid_argument',
-      `${path} must export default defineCallModule({ name, createCall, createScriptedModel, demoScript }).`,
+      `${path} must export default defineCallModule({ name, description, createCall }).`,
     );
   }
   return candidate;
 }
 
+/** Everything a run needs, checked before the call starts. */
+interface PreparedRun {
+  model: llm.LLM;
+  modelLabel: string;
+  createCall: CallModule['createCall'];
+  /** The caller actions to play; undefined in interactive mode. */
+  actions: readonly CallerAction[] | undefined;
+}
+
+/**
+ * Checks the script, the demo parts and the model before anything starts, so a bad file or
+ * a module with no way to run fails at once with what to do about it.
+ */
+async function prepare(module: CallModule, options: RunOptions): Promise<PreparedRun> {
+  const demo = await loadCallDemo(module);
+  let actions: readonly CallerAction[] | undefined;
+  if (options.script) actions = readScript(options.script);
+  else if (!options.interactive) {
+    actions = demo.demoScript;
+    if (!actions) {
+      throw new TasklineError(
+        'invalid_argument',
+        `${module.name} has no demo script: pass --script call.json or --interactive, or give the module one (demo: () => import('./demo.js'), exporting demoScript).`,
+      );
+    }
+  }
+  const real = process.env.OPENAI_API_KEY && !options.scripted;
+  if (real) {
+    const model = await openaiModel();
+    const endpoint = process.env.OPENAI_BASE_URL || 'https://api.openai.com/v1';
+    const modelLabel = `${model.model} (${model.label()}, ${endpoint})`;
+    return { model, modelLabel, createCall: module.createCall, actions };
+  }
+  const model = scriptedModel(module, demo, options);
+  return {
+    model,
+    modelLabel: model.label(),
+    createCall: demo.createCall ?? module.createCall,
+    actions,
+  };
+}
+
+async function openaiModel(): Promise<llm.LLM> {
+  const openai = await loadOptional(
+    () => import('@livekit/agents-plugin-openai'),
+    '@livekit/agents-plugin-openai',
+    '`taskline run` with OPENAI_API_KEY set (pass --scripted to use the module scripted model)',
+  );
+  return new openai.LLM({
+    model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+    baseURL: process.env.OPENAI_BASE_URL || undefined,
+  });
+}
+
+function scriptedModel(module: CallModule, demo: CallDemo, options: RunOptions): llm.LLM {
+  if (demo.createScriptedModel) return demo.createScriptedModel();
+  const why = options.scripted
+    ? `${module.name} has no scripted model, so --scripted cannot be used.`
+    : `${module.name} has no scripted model and OPENAI_API_KEY is not set.`;
+  throw new TasklineError(
+    'invalid_argument',
+    `${why} Set OPENAI_API_KEY (and optionally OPENAI_MODEL, OPENAI_BASE_URL) to talk to a real model, or give the module a scripted model: defineCallModule({ ..., demo: () => import('./demo.js') }) with demo.ts exporting createScriptedModel() and demoScript.`,
+  );
+}
+
 /**
  * Runs a bot in the terminal: a scripted or typed caller drives it with no room and no
  * audio. With OPENAI_API_KEY it talks to the real model, otherwise to the module's
- * scripted one. Returns the call's typed result.
+ * scripted one. Returns the call's typed result; a call that failed (a model or session
+ * error, an exception in an agent's `onEnter`) stops and throws a TasklineError
+ * `call_failed` whose message is the cause and whose `cause` is the original error.
  */
 export async function runCall(module: CallModule, options: RunOptions = {}): Promise<unknown> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  initializeLogger({ pretty: false, level: 'silent' });
-  const model = await chooseModel(module, options);
-  const call = module.createCall();
+  initializeLogger({ pretty: false, level: logLevelFromEnv() });
+  const run = await prepare(module, options);
+  const call = run.createCall();
   print(`# ${module.name}: ${module.description}`);
-  print(`# model: ${model.label()}`);
+  print(`# model: ${run.modelLabel}`);
+  let failures: SessionFailures | undefined;
   const caller = await SimulatedCaller.start({
     agent: call.agent,
-    llm: model,
+    llm: run.model,
     onLine: (line: TranscriptLine) => print(formatLine(line)),
+    onSession: (session) => {
+      failures = new SessionFailures(session);
+    },
     sessionOptions: {
       connOptions: { llmConnOptions: { maxRetry: 1, retryIntervalMs: 500, timeoutMs: 30_000 } },
     },
   });
+  const watch = failures as SessionFailures | undefined;
+  let thrown: unknown;
   try {
-    if (options.interactive) await interact(caller, options, print);
-    else await caller.play(options.script ? readScript(options.script) : module.demoScript);
+    watch?.check();
+    if (!watch?.failed) {
+      if (run.actions) await play(caller, run.actions, watch);
+      else await interact(caller, options, print, watch);
+    }
+  } catch (error) {
+    thrown = error;
   } finally {
-    await caller.close();
+    watch?.check();
+    await caller.close().catch((error: unknown) => {
+      thrown ??= error;
+    });
+    watch?.dispose();
   }
+  const failure = watch?.first;
+  if (failure) {
+    const error = new TasklineError('call_failed', failure.message, { source: failure.source });
+    error.cause = failure.error;
+    throw error;
+  }
+  if (thrown !== undefined) throw thrown;
   const result = call.result();
   print(`result: ${JSON.stringify(result, null, 2)}`);
   return result;
 }
 
-async function chooseModel(module: CallModule, options: RunOptions): Promise<llm.LLM> {
-  if (process.env.OPENAI_API_KEY && !options.scripted) {
-    const openai = await import('@livekit/agents-plugin-openai');
-    return new openai.LLM({ model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini' });
+async function play(
+  caller: SimulatedCaller,
+  actions: readonly CallerAction[],
+  failures: SessionFailures | undefined,
+): Promise<void> {
+  for (const action of actions) {
+    if (caller.isClosed || failures?.failed) return;
+    await caller.play([action]);
+    failures?.check();
   }
-  return module.createScriptedModel();
 }
 
 async function interact(
   caller: SimulatedCaller,
   options: RunOptions,
   print: (line: string) => void,
+  failures: SessionFailures | undefined,
 ): Promise<void> {
   print('# type to speak; #123# presses keys; /silence 8000 waits; /hangup ends the call');
   const lines = createInterface({ input: options.input ?? process.stdin, terminal: false });
-  for await (const raw of lines) {
-    const line = raw.trim();
-    if (!line) continue;
-    try {
-      if (line === '/hangup' || line === '/quit') {
-        await caller.hangup();
-        break;
+  try {
+    for await (const raw of lines) {
+      const line = raw.trim();
+      if (!line) continue;
+      try {
+        if (line === '/hangup' || line === '/quit') {
+          await caller.hangup();
+          break;
+        }
+        const silence = /^\/silence\s+(\d+)$/.exec(line);
+        if (silence) await caller.silence(Number(silence[1]));
+        else if (line.startsWith('#')) await caller.dtmf(line.slice(1));
+        else await caller.say(line);
+      } catch (error) {
+        print(`! ${error instanceof Error ? error.message : String(error)}`);
       }
-      const silence = /^\/silence\s+(\d+)$/.exec(line);
-      if (silence) await caller.silence(Number(silence[1]));
-      else if (line.startsWith('#')) await caller.dtmf(line.slice(1));
-      else await caller.say(line);
-    } catch (error) {
-      print(`! ${error instanceof Error ? error.message : String(error)}`);
+      failures?.check();
+      if (caller.isClosed || failures?.failed) break;
     }
-    if (caller.isClosed) break;
+  } finally {
+    lines.close();
   }
-  lines.close();
 }
 
-/** Reads and checks a JSON caller script. */
+/** Reads and checks a JSON caller script (before any call starts). */
 export function readScript(path: string): CallerAction[] {
-  let data: unknown;
+  let text: string;
   try {
-    data = JSON.parse(readFileSync(path, 'utf8'));
+    text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new TasklineError('invalid_argument', `Cannot read the script ${path}: ${String(error)}`);
-  }
-  if (!Array.isArray(data) || !data.every(isCallerAction)) {
+    const code = (error as NodeJS.ErrnoException).code;
     throw new TasklineError(
-      'invalid_argument',
-      `${path} must be a JSON array of {"say"}, {"bargeIn"}, {"dtmf"}, {"silence"} or {"hangup": true} actions.`,
+      'not_found',
+      code === 'ENOENT'
+        ? `The script ${path} does not exist.`
+        : `Cannot read the script ${path}: ${String(error)}`,
     );
   }
-  return data;
+  let data: unknown;
+  try {
+    data = JSON.parse(text);
+  } catch (error) {
+    throw new TasklineError(
+      'invalid_argument',
+      `The script ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+    );
+  }
+  const shape =
+    'a JSON array of {"say": "..."}, {"bargeIn": "..."}, {"dtmf": "123#"}, {"silence": 8000} or {"hangup": true} actions';
+  if (!Array.isArray(data))
+    throw new TasklineError('invalid_argument', `${path} must be ${shape}.`);
+  data.forEach((action, index) => {
+    const problem = actionProblem(action);
+    if (problem) {
+      throw new TasklineError(
+        'invalid_argument',
+        `${path}, action ${index + 1} (${JSON.stringify(action)}): ${problem}. The script must be ${shape}.`,
+      );
+    }
+  });
+  return data as CallerAction[];
 }
 
-function isCallerAction(a: unknown): a is CallerAction {
-  if (typeof a !== 'object' || a === null) return false;
+const DTMF_KEYS = /^[0-9*#A-D]+$/;
+
+function actionProblem(a: unknown): string | undefined {
+  if (typeof a !== 'object' || a === null || Array.isArray(a)) return 'not an object';
   const o = a as Record<string, unknown>;
-  return (
-    typeof o.say === 'string' ||
-    typeof o.bargeIn === 'string' ||
-    typeof o.dtmf === 'string' ||
-    (typeof o.silence === 'number' && o.silence >= 0) ||
-    o.hangup === true
-  );
+  const kinds = ['say', 'bargeIn', 'dtmf', 'silence', 'hangup'].filter((k) => k in o);
+  if (kinds.length !== 1) return `needs exactly one of say, bargeIn, dtmf, silence, hangup`;
+  if ('say' in o || 'bargeIn' in o) {
+    const text = o.say ?? o.bargeIn;
+    return typeof text === 'string' && text.trim()
+      ? undefined
+      : 'the text must be a non-empty string';
+  }
+  if ('dtmf' in o) {
+    if (typeof o.dtmf !== 'string' || !DTMF_KEYS.test(o.dtmf)) return 'dtmf takes keys 0-9 * # A-D';
+    if (o.gapMs !== undefined && !(typeof o.gapMs === 'number' && o.gapMs >= 0)) {
+      return 'gapMs must be a number of milliseconds';
+    }
+    if (o.mask !== undefined && typeof o.mask !== 'boolean') return 'mask must be true or false';
+    return undefined;
+  }
+  if ('silence' in o) {
+    return typeof o.silence === 'number' && Number.isFinite(o.silence) && o.silence >= 0
+      ? undefined
+      : 'silence takes a number of milliseconds';
+  }
+  return o.hangup === true ? undefined : 'hangup must be true';
 }
 
 function isCallModule(m: unknown): m is CallModule {
   if (typeof m !== 'object' || m === null) return false;
   const o = m as Record<string, unknown>;
-  return (
-    typeof o.name === 'string' &&
-    typeof o.createCall === 'function' &&
-    typeof o.createScriptedModel === 'function' &&
-    Array.isArray(o.demoScript)
-  );
+  return typeof o.name === 'string' && typeof o.createCall === 'function';
 }

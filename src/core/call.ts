@@ -80,6 +80,7 @@ export class CallContext {
   private _hungUp: HangupEvent | undefined;
   private waiters = 0;
   private busyCount = 0;
+  private secrets = 0;
   private _lastInput: InputModality | undefined;
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
@@ -146,6 +147,25 @@ export class CallContext {
   /** True while something (a digit collector, a blocked tool) waits on the caller. */
   get isWaitingForCaller(): boolean {
     return this.waiters > 0;
+  }
+
+  /** True while a task that masks its input (a PIN) is collecting it. */
+  get expectsSecret(): boolean {
+    return this.secrets > 0;
+  }
+
+  /**
+   * Declares that the caller's input is a secret until the returned function is called, so
+   * whatever echoes the caller (the simulated caller's transcript, `taskline run`) masks it.
+   */
+  expectSecret(): () => void {
+    this.secrets += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.secrets -= 1;
+    };
   }
 
   /** True while the agent works between turns on something that is not speech. */

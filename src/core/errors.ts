@@ -10,7 +10,9 @@ export type TasklineErrorCode =
   | 'expectation_failed'
   | 'session_closed'
   | 'limit_exceeded'
-  | 'conflict';
+  | 'conflict'
+  | 'missing_dependency'
+  | 'call_failed';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

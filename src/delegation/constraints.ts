@@ -1,4 +1,4 @@
-import { type ZodType, z } from 'zod';
+import { type ZodType, z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import { type DelegationRecord, FINAL_STATES } from './record.js';
 

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 
 /** The lifecycle of one stage of a delegation; states only move forward. */

@@ -5,7 +5,7 @@
  * AbortSignal, with structured output through a submit tool when a schema is given.
  */
 import { type APIConnectOptions, llm } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 
 /** Name of the tool a sub-agent with an `output` schema calls to hand in its result. */

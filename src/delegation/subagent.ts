@@ -4,7 +4,7 @@
  * capture task) run inline in the foreground of the call.
  */
 import type { llm, voice } from '@livekit/agents';
-import type { z } from 'zod';
+import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';
 import type { TaskDefinition } from '../tasks/define.js';

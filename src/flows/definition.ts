@@ -1,5 +1,5 @@
 import type { voice } from '@livekit/agents';
-import type { z } from 'zod';
+import type { z } from 'zod/v4';
 import type { Outcome } from '../outcome.js';
 import type { ContextPolicy, FailurePolicy, NextSpec, StepMeta } from './types.js';
 

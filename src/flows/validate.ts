@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
 import { canSkip, flowEdges, isPick, isTable, skipTarget } from './graph.js';

@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';
 import { resolveRetry, resolveWatchdog } from './policy.js';
@@ -55,6 +55,12 @@ export function fromSpec<T>(spec: TaskSpec<T>): TaskDefinition<T> {
       `Task name "${spec.name}" must start with a letter and use only letters, digits and "_".`,
     );
   }
+  if (!isZod4Schema(spec.schema)) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Task "${spec.name}": schema must be a zod 4 schema. On zod 3.25, import { z } from 'zod/v4' (the zod 3 API in 'zod' is not supported).`,
+    );
+  }
   // Fail at definition time, not mid-call, when a policy is out of bounds.
   resolveRetry(spec.retry);
   resolveWatchdog(spec.watchdog);
@@ -67,4 +73,9 @@ export function fromSpec<T>(spec: TaskSpec<T>): TaskDefinition<T> {
     with: (overrides) => fromSpec({ ...spec, ...overrides }),
   };
   return definition;
+}
+
+/** zod 4 schemas (from `zod` 4 or `zod/v4` in zod 3.25) carry `_zod`; zod 3 ones do not. */
+function isZod4Schema(schema: unknown): boolean {
+  return typeof schema === 'object' && schema !== null && '_zod' in schema;
 }

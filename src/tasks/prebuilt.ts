@@ -1,5 +1,5 @@
 import type { CountryCode } from 'libphonenumber-js';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import { fromSpec, type TaskDefinition, type TaskOverrides } from './define.js';
 import * as parse from './parsers/index.js';

@@ -1,6 +1,6 @@
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';

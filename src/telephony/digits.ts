@@ -169,6 +169,7 @@ export class DigitsTask extends KeypadTask<string> {
       retry: options.retry,
       watchdog: options.watchdog,
       firstKeyTimeoutMs: options.firstDigitTimeoutMs,
+      secret: options.mask,
       chatCtx: options.chatCtx,
     });
     this.options = options;

@@ -1,6 +1,6 @@
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { callOf, type DtmfEvent, type InputModality } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
@@ -32,6 +32,8 @@ export interface KeypadTaskConfig<T> {
   watchdog: Watchdog;
   /** Silence after a prompt before it counts as no input. */
   firstKeyTimeoutMs: number;
+  /** The caller's input is a secret (a PIN): echoes of it are masked while the task runs. */
+  secret?: boolean;
   /** Tools for the model fallback. */
   tools?: llm.ToolContextEntry[];
   llm?: llm.LLM;
@@ -119,6 +121,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       ),
       call.on('dtmf', (ev) => this.keyPressed(ev)),
     );
+    if (this.config.secret) this.cleanups.push(call.expectSecret());
     this.watchdogTimer = call.clock.setTimer(this.config.watchdog.maxDurationMs, () =>
       this.finish({
         status: 'timeout',

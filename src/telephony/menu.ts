@@ -1,6 +1,6 @@
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, type voice } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';

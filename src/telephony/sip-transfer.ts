@@ -1,5 +1,6 @@
 import type { SipClient, TransferSipParticipantOptions } from 'livekit-server-sdk';
 import { TasklineError } from '../core/errors.js';
+import { loadOptional } from '../core/optional.js';
 import { ringingSeconds, sipTarget } from './sip-address.js';
 import type { Transferer, TransferRequest, TransferResult } from './transfer.js';
 
@@ -109,7 +110,11 @@ export class ColdSipTransferer implements Transferer {
         'Cold SIP transfer needs a LiveKit URL: set LIVEKIT_URL or pass { url }.',
       );
     }
-    const { SipClient } = await import('livekit-server-sdk');
+    const { SipClient } = await loadOptional(
+      () => import('livekit-server-sdk'),
+      'livekit-server-sdk',
+      'cold SIP transfers (ColdSipTransferer)',
+    );
     this.client = new SipClient(
       url,
       this.options.apiKey ?? process.env.LIVEKIT_API_KEY,

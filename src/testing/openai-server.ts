@@ -112,6 +112,11 @@ export interface FakeOpenAIServer {
 export interface FakeOpenAIOptions {
   /** Port to listen on (127.0.0.1); 0, the default, picks a free one. */
   port?: number;
+  /**
+   * The only API key accepted. When set, a request with another key (or none) gets HTTP 401
+   * `invalid_api_key`, as OpenAI answers a wrong key. Any key is accepted when omitted.
+   */
+  apiKey?: string;
 }
 
 /** Stable error code sent (and recorded) when a list script has no reply left. */
@@ -157,6 +162,17 @@ export async function startFakeOpenAI(
 
   const handle = async (req: IncomingMessage, res: ServerResponse): Promise<void> => {
     const path = (req.url ?? '/').split('?')[0];
+    if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
+      return fail(
+        res,
+        new HttpError(
+          401,
+          'invalid_request_error',
+          'invalid_api_key',
+          'Incorrect API key provided. You can find your API key at https://platform.openai.com/account/api-keys.',
+        ),
+      );
+    }
     if (path === MODELS_PATH && req.method === 'GET') {
       // openai.LLM.prewarm() lists models to open a connection early; answer, don't record.
       const models = [...new Set(requests.map((r) => r.model))];

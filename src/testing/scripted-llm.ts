@@ -1,5 +1,7 @@
 import { APIError, DEFAULT_API_CONNECT_OPTIONS, llm, type voice } from '@livekit/agents';
 import { TasklineError } from '../core/errors.js';
+import { ensureLogger } from '../core/log.js';
+import { installRunResultWorkaround } from './upstream-workarounds.js';
 
 /** A tool call a scripted step makes. `args` defaults to `{}`. */
 export interface ScriptedToolCall {
@@ -86,6 +88,9 @@ export class ScriptedLLM extends llm.LLM {
 
   constructor(options: ScriptedLLMOptions = {}) {
     super();
+    // A scripted model means a session in a test or script: make sure one can be built.
+    ensureLogger();
+    installRunResultWorkaround();
     this.respondFn = options.respond;
   }
 

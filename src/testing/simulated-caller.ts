@@ -2,8 +2,9 @@ import { type llm as lkllm, voice } from '@livekit/agents';
 import type { CallerAction } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { ensureLogger } from '../core/log.js';
 import { ScriptedLLM } from './scripted-llm.js';
-import './upstream-workarounds.js';
+import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
 
 export type { CallerAction };
@@ -42,6 +43,8 @@ export interface StartCallOptions extends SimulatedCallerOptions {
   llm: lkllm.LLM;
   /** Extra AgentSession options (no room, audio or TTS is needed). */
   sessionOptions?: Omit<voice.AgentSessionOptions, 'llm'>;
+  /** Called with the session before it starts, for listeners that must see the greeting. */
+  onSession?: (session: voice.AgentSession) => void;
 }
 
 /**
@@ -69,15 +72,18 @@ export class SimulatedCaller {
 
   /** Starts a session for `agent` on `llm` and returns its caller once the greeting is done. */
   static async start(options: StartCallOptions): Promise<SimulatedCaller> {
+    ensureLogger();
     const session = new voice.AgentSession({ ...options.sessionOptions, llm: options.llm });
     const caller = new SimulatedCaller(session, options);
     if (options.llm instanceof ScriptedLLM) options.llm.bind(session);
+    options.onSession?.(session);
     await session.start({ agent: options.agent });
     await caller.settle();
     return caller;
   }
 
   constructor(session: voice.AgentSession, options: SimulatedCallerOptions = {}) {
+    installRunResultWorkaround();
     this.session = session;
     this.clock = options.clock ?? new VirtualClock();
     this.identity = options.identity ?? 'caller';
@@ -149,7 +155,9 @@ export class SimulatedCaller {
   async say(text: string): Promise<voice.testing.RunResult> {
     this.assertOpen('say');
     await this.finishPendingRun();
-    this.record({ role: 'caller', text, via: 'speech', at: this.clock.now() });
+    // A secret said aloud (a spoken PIN) is masked in the transcript, its length too.
+    const shown = this.call.expectsSecret ? '****' : text;
+    this.record({ role: 'caller', text: shown, via: 'speech', at: this.clock.now() });
     this.call.noteInput('speech');
     const run = this.session.run({ userInput: text });
     // A run still open when the call closes rejects; that is the close, not a test failure.
@@ -172,12 +180,13 @@ export class SimulatedCaller {
 
   /**
    * The caller presses keys, `gapMs` apart on the virtual clock (250 ms by default).
-   * With `mask`, the transcript shows "*" for every key.
+   * The transcript shows "*" for every key with `mask`, or when the agent expects a secret
+   * (a `collectDigits({ mask: true })` is listening).
    */
   async dtmf(keys: string, options: { gapMs?: number; mask?: boolean } = {}): Promise<void> {
     this.assertOpen('dtmf');
     const gapMs = options.gapMs ?? 250;
-    const shown = options.mask ? '*'.repeat(keys.length) : keys;
+    const shown = (options.mask ?? this.call.expectsSecret) ? '*'.repeat(keys.length) : keys;
     this.record({ role: 'caller', text: shown, via: 'dtmf', at: this.clock.now() });
     const chars = [...keys];
     for (let i = 0; i < chars.length; i++) {

@@ -7,8 +7,10 @@ import { voice } from '@livekit/agents';
  * used `session.run()` — which the SimulatedCaller does for every `say()` — each later
  * async-tool result throws a TypeError and an open run never settles. This adapts a
  * thenable into the handle shape RunResult expects. It only touches `session.run()`, a
- * testing API, so it lives in the testing kit. tests/upstream/async_tools.test.ts pins the
- * bug; delete this file when it fails there.
+ * testing API, so it lives in the testing kit, installed by the first
+ * `SimulatedCaller.start()` or `new ScriptedLLM()` (not on import: the package has no
+ * import side effects). tests/upstream/async_tools.test.ts pins the bug; delete this file
+ * when it fails there.
  */
 type WatchHandle = Parameters<voice.testing.RunResult['_watchHandle']>[0];
 
@@ -56,10 +58,13 @@ function isBareThenable(h: unknown): h is PromiseLike<unknown> {
   );
 }
 
-const proto = voice.testing.RunResult.prototype;
 const marker = Symbol.for('taskline.workaround.2354');
-const patched = proto as unknown as Record<symbol, boolean>;
-if (!patched[marker]) {
+
+/** Installs the workaround on upstream's RunResult (idempotent, process-wide). */
+export function installRunResultWorkaround(): void {
+  const proto = voice.testing.RunResult.prototype;
+  const patched = proto as unknown as Record<symbol, boolean>;
+  if (patched[marker]) return;
   patched[marker] = true;
   const watch = proto._watchHandle;
   const unwatch = proto._unwatchHandle;
@@ -76,6 +81,3 @@ if (!patched[marker]) {
     );
   };
 }
-
-/** True once the workaround is installed (importing the testing kit installs it). */
-export const runResultWorkaroundInstalled = true;

@@ -4,7 +4,7 @@
  * poll. The work itself is done by a {@link DelegationHost} (the TaskManager).
  */
 import { llm } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import type { DelegationHost, SubAgentInfo } from '../delegation/types.js';
 
 function typeList(types: readonly SubAgentInfo[]): string {

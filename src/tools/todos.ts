@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { llm } from '@livekit/agents';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 
 /** Where a todo stands. */

@@ -10,12 +10,8 @@ import * as openai from '@livekit/agents-plugin-openai';
 import * as silero from '@livekit/agents-plugin-silero';
 import { ParticipantKind } from '@livekit/rtc-node';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import {
-  type BankResult,
-  bankScriptedModel,
-  ivrBank,
-  SERVICE_DESK,
-} from '../../examples/ivr-bank/index.js';
+import { bankScriptedModel } from '../../examples/ivr-bank/demo.js';
+import { type BankResult, ivrBank, SERVICE_DESK } from '../../examples/ivr-bank/index.js';
 import type { CallInstance, CallModule } from '../../src/app/module.js';
 import { type RoomAgentOptions, roomAgent } from '../../src/app/room.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../src/testing/openai-server.js';

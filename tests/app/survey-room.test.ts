@@ -5,12 +5,8 @@
  */
 import { ParticipantKind } from '@livekit/rtc-node';
 import { describe, expect, it } from 'vitest';
-import {
-  CONSENT_QUESTION,
-  createSurveyModel,
-  SCORE_QUESTION,
-  THANKS_LINE,
-} from '../../examples/survey/index.js';
+import { createSurveyModel } from '../../examples/survey/demo.js';
+import { CONSENT_QUESTION, SCORE_QUESTION, THANKS_LINE } from '../../examples/survey/index.js';
 import { resumeKey, surveyRoomAgent } from '../../examples/survey/room.js';
 import {
   type CheckpointKey,

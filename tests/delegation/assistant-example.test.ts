@@ -1,15 +1,16 @@
 // examples/assistant: the demo call through the simulated caller, and the researcher's
 // document search over the shipped docs folder.
 import { afterEach, describe, expect, it } from 'vitest';
-import assistant, {
+import * as assistantDemo from '../../examples/assistant/demo.js';
+import { scriptedAssistantModel, scriptedResearcher } from '../../examples/assistant/demo.js';
+import {
   type AssistantCall,
   createAssistantCall,
   DOCS_DIR,
   GREETING,
-  scriptedAssistantModel,
 } from '../../examples/assistant/index.js';
 import { createDocsTools, searchTerms } from '../../examples/assistant/search.js';
-import { type ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
+import { SimulatedCaller } from '../../src/testing/index.js';
 
 let caller: SimulatedCaller | undefined;
 afterEach(async () => {
@@ -19,13 +20,13 @@ afterEach(async () => {
 
 describe('examples/assistant', () => {
   it('looks into the question, keeps chatting, then speaks the findings once', async () => {
-    const model = assistant.createScriptedModel() as ScriptedLLM;
-    const call: AssistantCall = createAssistantCall();
+    const model = assistantDemo.createScriptedModel();
+    const call: AssistantCall = createAssistantCall({ subagentModel: scriptedResearcher() });
     caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
     // The researcher runs while the caller keeps talking; it is done before the pause.
-    await caller.play(assistant.demoScript.slice(0, 2));
+    await caller.play(assistantDemo.demoScript.slice(0, 2));
     await call.manager.wait('t1');
-    await caller.play(assistant.demoScript.slice(2));
+    await caller.play(assistantDemo.demoScript.slice(2));
     expect(caller.agentLines).toEqual([
       GREETING,
       "Sure, I'm looking into that now. Anything else while I check?",
@@ -50,9 +51,9 @@ describe('examples/assistant', () => {
     model.assertComplete();
   });
 
-  it('the module builds a fresh call each time', () => {
-    const a = assistant.createCall();
-    const b = assistant.createCall();
+  it('the demo builds a fresh call each time', () => {
+    const a = assistantDemo.createCall();
+    const b = assistantDemo.createCall();
     expect(a.agent).not.toBe(b.agent);
     expect(scriptedAssistantModel()).not.toBe(scriptedAssistantModel());
   });

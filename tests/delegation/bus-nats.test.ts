@@ -6,8 +6,10 @@ import { type DelegationEvent, eventKey } from '../../src/delegation/bus/events.
 import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import type { SelectionMessage } from '../../src/delegation/bus/signals.js';
 import { agentToken } from '../../src/delegation/bus/subjects.js';
+import { serviceMissing } from '../services.js';
 import { makeRecord, spawnScript, srcModule } from './store-suite.js';
 
+const skip = (await serviceMissing('nats')) !== undefined;
 const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const run = `t${process.pid}_${randomBytes(3).toString('hex')}`;
 const buses: NatsDelegationBus[] = [];
@@ -69,7 +71,7 @@ function receive(
   return { got, done, sub };
 }
 
-describe('NatsDelegationBus (real NATS JetStream)', () => {
+describe('NatsDelegationBus (real NATS JetStream)', { skip }, () => {
   it('a receiver that was down gets every event published meanwhile, and nothing twice', {
     timeout: 30_000,
   }, async () => {

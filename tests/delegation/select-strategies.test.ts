@@ -14,6 +14,7 @@ import {
   tallyVotes,
 } from '../../src/delegation/select.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
+import { serviceMissing } from '../services.js';
 
 const task = { delegation_type: 'refund', sub_task_data: { amount: 120, country: 'DE' } };
 const agents = [
@@ -241,7 +242,8 @@ describe('auction and vote over the in-process bus', () => {
   });
 });
 
-describe('auction over NATS', () => {
+const noNats = (await serviceMissing('nats')) !== undefined;
+describe('auction over NATS', { skip: noNats }, () => {
   const prefix = `sel_${process.pid}_${randomBytes(3).toString('hex')}`;
   const buses: NatsDelegationBus[] = [];
   afterAll(async () => {

@@ -9,6 +9,7 @@ import type { DurableDelegationStore } from '../../src/delegation/stores/change.
 import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { serviceMissing } from '../services.js';
 import {
   dropSchemas,
   makeRecord,
@@ -19,6 +20,7 @@ import {
 } from './store-suite.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'taskline-deleg-outbox-'));
+const noPostgres = await serviceMissing('postgres');
 const schema = uniqueSchema('outbox');
 afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
@@ -36,7 +38,7 @@ let n = 0;
 function backends(): Backend[] {
   const path = join(dir, `kill-${n}.db`);
   const prefix = `k${n++}_`;
-  return [
+  const all: Backend[] = [
     {
       name: 'sqlite',
       openInChild: `(await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))})).SqliteDelegationStore.open({ path: ${JSON.stringify(path)} })`,
@@ -48,6 +50,7 @@ function backends(): Backend[] {
       open: () => PostgresDelegationStore.open({ connectionString: PG_URL, schema, prefix }),
     },
   ];
+  return all.filter((b) => b.name !== 'postgres' || !noPostgres);
 }
 
 const recordSource = (id: string) => JSON.stringify(makeRecord(id));

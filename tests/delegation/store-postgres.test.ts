@@ -3,6 +3,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
 import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { serviceMissing } from '../services.js';
 import {
   describeDelegationStoreSuite,
   describeOutboxSuite,
@@ -12,6 +13,7 @@ import {
   uniqueSchema,
 } from './store-suite.js';
 
+const skip = (await serviceMissing('postgres')) !== undefined;
 const schema = uniqueSchema('deleg');
 const pool = new pg.Pool({ connectionString: PG_URL, max: 8 });
 let n = 0;
@@ -21,15 +23,19 @@ afterAll(async () => {
   await dropSchemas([schema]);
 });
 
-describeDelegationStoreSuite('postgres', ({ clock }) =>
-  PostgresDelegationStore.open({ pool, schema, prefix: `s${n++}_`, clock }),
+describeDelegationStoreSuite(
+  'postgres',
+  ({ clock }) => PostgresDelegationStore.open({ pool, schema, prefix: `s${n++}_`, clock }),
+  { skip },
 );
 
-describeOutboxSuite('postgres', ({ clock }) =>
-  PostgresDelegationStore.open({ pool, schema, prefix: `o${n++}_`, clock }),
+describeOutboxSuite(
+  'postgres',
+  ({ clock }) => PostgresDelegationStore.open({ pool, schema, prefix: `o${n++}_`, clock }),
+  { skip },
 );
 
-describe('postgres store: setup and data errors', () => {
+describe('postgres store: setup and data errors', { skip }, () => {
   it('creates its tables from several stores at once, idempotently', async () => {
     const stores = await Promise.all(
       [0, 1, 2].map(() => PostgresDelegationStore.open({ pool, schema, prefix: 'concurrent_' })),

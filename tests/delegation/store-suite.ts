@@ -15,6 +15,7 @@ import type {
 } from '../../src/delegation/record.js';
 import type { DurableDelegationStore } from '../../src/delegation/stores/change.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
+import { serviceMissing } from '../services.js';
 
 /** What a suite factory gets: the clock the store must stamp stage times with. */
 export interface StoreSuiteContext {
@@ -60,8 +61,9 @@ async function rejectsWith(promise: Promise<unknown>, code: TasklineErrorCode): 
 export function describeDelegationStoreSuite(
   name: string,
   makeStore: (ctx: StoreSuiteContext) => Promise<DelegationStore> | DelegationStore,
+  options: { skip?: boolean } = {},
 ): void {
-  describe(`DelegationStore contract: ${name}`, () => {
+  describe(`DelegationStore contract: ${name}`, { skip: options.skip }, () => {
     let store: DelegationStore;
     let clock: VirtualClock;
 
@@ -366,8 +368,9 @@ export function describeDelegationStoreSuite(
 export function describeOutboxSuite(
   name: string,
   makeStore: (ctx: StoreSuiteContext) => Promise<DurableDelegationStore>,
+  options: { skip?: boolean } = {},
 ): void {
-  describe(`delegation outbox: ${name}`, () => {
+  describe(`delegation outbox: ${name}`, { skip: options.skip }, () => {
     let store: DurableDelegationStore;
     let clock: VirtualClock;
     beforeEach(async () => {
@@ -450,6 +453,7 @@ export function uniqueSchema(tag: string): string {
 
 /** Drops the given schemas with everything in them. */
 export async function dropSchemas(schemas: Iterable<string>): Promise<void> {
+  if (await serviceMissing('postgres')) return; // nothing was created
   const client = new pg.Client({ connectionString: PG_URL });
   await client.connect();
   try {

@@ -4,8 +4,10 @@ import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import { createDelegationSender } from '../../src/delegation/bus/sender.js';
 import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
 import { serveDelegations } from '../../src/delegation/worker.js';
+import { serviceMissing } from '../services.js';
 import { dropSchemas, PG_URL, spawnScript, srcModule, uniqueSchema } from './store-suite.js';
 
+const skip = ((await serviceMissing('postgres')) ?? (await serviceMissing('nats'))) !== undefined;
 const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const schema = uniqueSchema('e2e');
 const busPrefix = `e2e_${process.pid}_${randomBytes(3).toString('hex')}`;
@@ -17,7 +19,7 @@ afterAll(async () => {
   await dropSchemas([schema]);
 });
 
-describe('two processes exchanging delegations (Postgres + NATS JetStream)', () => {
+describe('two processes exchanging delegations (Postgres + NATS JetStream)', { skip }, () => {
   it('a voice bot delegates lookups to a back-office worker process, which delegates formatting back', {
     timeout: 90_000,
   }, async () => {

@@ -1,14 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import * as callbackDemo from '../../examples/callback/demo.js';
 import callback, { CallbackDesk, type CallbackRequest } from '../../examples/callback/index.js';
 import { expectCall, ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
 
 describe('examples/callback', () => {
   it('books a callback from the demo script with no model call inside the tasks', async () => {
-    const model = callback.createScriptedModel() as ScriptedLLM;
+    const model = callbackDemo.createScriptedModel();
     const call = callback.createCall();
     const caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
     try {
-      await caller.play(callback.demoScript);
+      await caller.play(callbackDemo.demoScript);
       expect(call.result()).toEqual<CallbackRequest>({
         name: { first: 'Jane', last: 'Doe' },
         phone: '+14155550199',

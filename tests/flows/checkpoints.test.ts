@@ -11,6 +11,7 @@ import {
   PostgresCheckpointStore,
   SqliteCheckpointStore,
 } from '../../src/flows/checkpoints/index.js';
+import { serviceMissing } from '../services.js';
 import { PG_URL, uniqueTable } from './pg.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'taskline-checkpoints-'));
@@ -43,8 +44,12 @@ function state(position: string, answers: Record<string, unknown> = {}): FlowSta
 let n = 0;
 const key = () => ({ flow: 'survey', callId: `call-${++n}` });
 
-function describeStore(name: string, open: () => Promise<[CheckpointStore, CheckpointStore]>) {
-  describe(`${name} checkpoint store`, () => {
+function describeStore(
+  name: string,
+  open: () => Promise<[CheckpointStore, CheckpointStore]>,
+  skip = false,
+) {
+  describe(`${name} checkpoint store`, { skip }, () => {
     it('round-trips position, typed answers and counters with versions 1, 2, ...', async () => {
       const [store] = await open();
       const k = key();
@@ -119,12 +124,16 @@ describeStore('sqlite', async () => {
   return [a, b];
 });
 
-describeStore('postgres', async () => {
-  const a = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table: pgTable });
-  const b = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table: pgTable });
-  opened.push(a, b);
-  return [a, b];
-});
+describeStore(
+  'postgres',
+  async () => {
+    const a = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table: pgTable });
+    const b = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table: pgTable });
+    opened.push(a, b);
+    return [a, b];
+  },
+  (await serviceMissing('postgres')) !== undefined,
+);
 
 describe('openCheckpointStore', () => {
   it('opens SQLite at a configured file path (WAL) by default, and memory on request', async () => {

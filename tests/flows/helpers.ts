@@ -1,4 +1,5 @@
-import { createSurveyModel, SurveyCall } from '../../examples/survey/index.js';
+import { createSurveyModel } from '../../examples/survey/demo.js';
+import { SurveyCall } from '../../examples/survey/index.js';
 import type { FlowRunOptions } from '../../src/flows/runner.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import type { VirtualClock } from '../../src/testing/virtual-clock.js';

@@ -15,6 +15,7 @@ import {
   SqliteCheckpointStore,
 } from '../../src/flows/checkpoints/index.js';
 import type { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { serviceMissing } from '../services.js';
 import { startSurvey } from './helpers.js';
 import { PG_URL, uniqueTable } from './pg.js';
 
@@ -76,8 +77,8 @@ async function resumeAndFinish(checkpoints: CheckpointStore, callId: string) {
   return s.agent.result;
 }
 
-function describeResume(name: string, open: () => Promise<CheckpointStore>) {
-  describe(`resume from ${name}`, () => {
+function describeResume(name: string, open: () => Promise<CheckpointStore>, skip = false) {
+  describe(`resume from ${name}`, { skip }, () => {
     it('continues a dropped call at the first unanswered step with the same typed result', async () => {
       const callId = `${name}-dropped`;
       await dropAfterScore(await open(), callId);
@@ -118,24 +119,31 @@ function describeResume(name: string, open: () => Promise<CheckpointStore>) {
   });
 }
 
+const noPostgres = (await serviceMissing('postgres')) !== undefined;
+
 describeResume('sqlite', async () => {
   const store = await SqliteCheckpointStore.open({ path: join(dir, 'resume.db') });
   closers.push(() => store.close());
   return store;
 });
 
-describeResume('postgres', async () => {
-  const store = await PostgresCheckpointStore.connect({
-    connectionString: PG_URL,
-    table: pgTable,
-  });
-  closers.push(async () => {
-    await store.close();
-  });
-  return store;
-});
+describeResume(
+  'postgres',
+  async () => {
+    const store = await PostgresCheckpointStore.connect({
+      connectionString: PG_URL,
+      table: pgTable,
+    });
+    closers.push(async () => {
+      await store.close();
+    });
+    return store;
+  },
+  noPostgres,
+);
 
 afterAll(async () => {
+  if (noPostgres) return;
   const cleanup = await PostgresCheckpointStore.connect({
     connectionString: PG_URL,
     table: pgTable,

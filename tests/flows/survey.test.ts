@@ -1,4 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
+import * as surveyDemo from '../../examples/survey/demo.js';
 import surveyModule, {
   CONSENT_QUESTION,
   EMAIL_QUESTION,
@@ -149,10 +150,10 @@ describe('survey example: every branch', () => {
 
   it('runs as a CallModule: its demo script with its scripted model completes the survey', async () => {
     const call = surveyModule.createCall();
-    const model = surveyModule.createScriptedModel();
+    const model = surveyDemo.createScriptedModel();
     caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
     expect(call.result()).toEqual({ status: 'running', answers: {} });
-    await caller.play(surveyModule.demoScript);
+    await caller.play(surveyDemo.demoScript);
     expect(caller.agentLines).toEqual([
       CONSENT_QUESTION,
       SCORE_QUESTION,

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { bankScriptedModel, createBankCall, ivrBank } from '../../examples/ivr-bank/index.js';
+import * as bankDemo from '../../examples/ivr-bank/demo.js';
+import { createBankCall, ivrBank } from '../../examples/ivr-bank/index.js';
 import { RecordingTransferer } from '../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
@@ -20,7 +21,7 @@ afterEach(async () => {
 async function startBank() {
   const transferer = new RecordingTransferer();
   const call = createBankCall({ transferer });
-  const model = bankScriptedModel();
+  const model = bankDemo.bankScriptedModel();
   caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
   expect(caller.agentLines).toEqual([MENU]);
   return { call, model, transferer, caller };
@@ -36,10 +37,9 @@ async function ended(c: SimulatedCaller): Promise<string[]> {
 describe('ivr-bank, end to end', () => {
   it('runs the module demo: free speech goes to the model once, the PIN is keyed and masked', async () => {
     const call = ivrBank.createCall();
-    const model = ivrBank.createScriptedModel();
-    if (!(model instanceof ScriptedLLM)) throw new Error('the demo model should be a ScriptedLLM');
+    const model = bankDemo.createScriptedModel();
     caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
-    await caller.play(ivrBank.demoScript);
+    await caller.play(bankDemo.demoScript);
     expect(await ended(caller)).toEqual([
       MENU,
       PIN_PROMPT,

@@ -1,11 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import * as callbackDemo from '../../examples/callback/demo.js';
 import callback from '../../examples/callback/index.js';
 import { isTasklineError } from '../../src/core/errors.js';
-import { expectCall, type ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
+import { expectCall, SimulatedCaller } from '../../src/testing/index.js';
 
 describe('expectCall', () => {
   it('reads like the call and fails with what did happen', async () => {
-    const model = callback.createScriptedModel() as ScriptedLLM;
+    const model = callbackDemo.createScriptedModel();
     const call = callback.createCall();
     const caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
     try {

@@ -14,6 +14,8 @@ export type BackendFactory = (caps?: BackendCaps) => FileBackend | Promise<FileB
 export interface BackendSuiteOptions {
   /** Directories an empty backend always lists at "/" (a composite's mount points). */
   fixedRootDirs?: string[];
+  /** Skip the suite (its service is missing: see tests/services.ts). */
+  skip?: boolean;
 }
 
 /** Resolves to the FileError code a promise rejects with; fails the test otherwise. */
@@ -40,7 +42,7 @@ export function describeBackendSuite(
   const fixed = (options.fixedRootDirs ?? []).slice().sort();
   const make = async (caps?: BackendCaps) => makeBackend(caps);
 
-  describe(`FileBackend contract: ${name}`, () => {
+  describe(`FileBackend contract: ${name}`, { skip: options.skip }, () => {
     describe('reading and writing', () => {
       it('starts empty with a root directory', async () => {
         const b = await make();

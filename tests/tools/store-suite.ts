@@ -40,11 +40,15 @@ export async function codeOf(promise: Promise<unknown>): Promise<string> {
  * both): tenant/user isolation, caps per namespace, clock stamps, paging through large
  * namespaces, and regex grep that cannot stall on accepted patterns.
  */
-export function describeStoreSuite(name: string, open: StoreFactory): void {
+export function describeStoreSuite(
+  name: string,
+  open: StoreFactory,
+  options: { skip?: boolean } = {},
+): void {
   const fresh = (extra: Partial<StoreFactoryOptions> = {}) =>
     open({ tenant: freshTenant(), user: 'u1', ...extra });
 
-  describe(`${name} store: beyond the backend contract`, () => {
+  describe(`${name} store: beyond the backend contract`, { skip: options.skip }, () => {
     it('stamps files with the configured clock', async () => {
       const clock = new VirtualClock();
       const store = await fresh({ clock });
@@ -99,7 +103,7 @@ export function describeStoreSuite(name: string, open: StoreFactory): void {
     });
   });
 
-  describe(`${name} store: tenants and users`, () => {
+  describe(`${name} store: tenants and users`, { skip: options.skip }, () => {
     it('never shows one namespace the files of another', async () => {
       const tenantA = freshTenant();
       const tenantB = freshTenant();

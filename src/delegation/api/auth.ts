@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { TasklineError } from '../../core/errors.js';
 import type { DelegationRecord } from '../record.js';
 

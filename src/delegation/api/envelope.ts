@@ -1,5 +1,5 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import { type ZodType, z } from 'zod';
+import { type ZodType, z } from 'zod/v4';
 import { TasklineError, type TasklineErrorCode } from '../../core/errors.js';
 
 /** The API's response envelope: `{ success: true, data }` or `{ success: false, message, code }`. */

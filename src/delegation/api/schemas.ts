@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { DelegationRecord, DelegationState } from '../record.js';
 
 const IsoTime = z.iso.datetime({ offset: true });

@@ -2,6 +2,7 @@ import type {} from '@fastify/websocket';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import { loadOptional } from '../../core/optional.js';
 import { errorMessage, logDelegation } from '../bus/log.js';
 import {
   type OutboxPublisher,
@@ -60,8 +61,12 @@ export async function createDelegationsApi(
   options: DelegationsApiOptions,
 ): Promise<DelegationsApi> {
   const [{ default: Fastify }, { default: websocket }] = await Promise.all([
-    import('fastify'),
-    import('@fastify/websocket'),
+    loadOptional(() => import('fastify'), 'fastify', 'the delegations HTTP API'),
+    loadOptional(
+      () => import('@fastify/websocket'),
+      '@fastify/websocket',
+      'the delegations HTTP API',
+    ),
   ]);
   const clock = options.clock ?? systemClock;
   const bodyLimit = options.bodyLimit ?? 256 * 1024;

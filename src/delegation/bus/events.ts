@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 import { DelegationRecord, DelegationState, FINAL_STATES } from '../record.js';
 import type { DelegationChange } from '../stores/change.js';
 

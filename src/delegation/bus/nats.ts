@@ -6,6 +6,7 @@ import type {
 } from '@nats-io/jetstream';
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { TasklineError } from '../../core/errors.js';
+import { loadOptional } from '../../core/optional.js';
 import { RecentKeys, Slots } from './dedupe.js';
 import { channelOf, type DelegationChannel, DelegationEvent, eventKey } from './events.js';
 import { errorMessage, logDelegation } from './log.js';
@@ -84,8 +85,16 @@ export class NatsDelegationBus implements DelegationBus {
   static async connect(options: NatsDelegationBusOptions = {}): Promise<NatsDelegationBus> {
     const prefix = checkBusPrefix(options.prefix ?? 'taskline');
     const [core, jsMod] = await Promise.all([
-      import('@nats-io/transport-node'),
-      import('@nats-io/jetstream'),
+      loadOptional(
+        () => import('@nats-io/transport-node'),
+        '@nats-io/transport-node',
+        'the NATS delegation bus',
+      ),
+      loadOptional(
+        () => import('@nats-io/jetstream'),
+        '@nats-io/jetstream',
+        'the NATS delegation bus',
+      ),
     ]);
     const nc =
       options.connection ??

@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import { z } from 'zod/v4';
 
 const Task = {
   delegation_type: z.string().min(1).max(100),

@@ -1,6 +1,7 @@
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import { loadOptional } from '../../core/optional.js';
 import type {
   DelegationFilter,
   DelegationPage,
@@ -132,7 +133,8 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     let pool = options.pool;
     const owned = pool === undefined;
     if (!pool) {
-      const pg = (await import('pg')).default;
+      const pg = (await loadOptional(() => import('pg'), 'pg', 'the PostgreSQL delegation store'))
+        .default;
       pool = new pg.Pool({
         connectionString:
           options.connectionString ??

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../core/clock.js';
+import { loadOptional } from '../../core/optional.js';
 import type {
   DelegationFilter,
   DelegationPage,
@@ -116,7 +117,13 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     let db = options.db;
     const owned = db === undefined;
     if (!db) {
-      const Driver = (await import('better-sqlite3')).default;
+      const Driver = (
+        await loadOptional(
+          () => import('better-sqlite3'),
+          'better-sqlite3',
+          'the SQLite delegation store',
+        )
+      ).default;
       db = new Driver(options.path ?? ':memory:');
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
 import { TasklineError } from '../../core/errors.js';
+import { loadOptional } from '../../core/optional.js';
 import {
   type Checkpoint,
   CheckpointConflictError,
@@ -64,7 +65,11 @@ export class PostgresCheckpointStore implements CheckpointStore {
           'PostgresCheckpointStore needs `pool` or `connectionString`.',
         );
       }
-      const { default: pg } = await import('pg');
+      const { default: pg } = await loadOptional(
+        () => import('pg'),
+        'pg',
+        'the PostgreSQL checkpoint store',
+      );
       pool = new pg.Pool({ connectionString: options.connectionString, max: 8 });
       owned = true;
     }

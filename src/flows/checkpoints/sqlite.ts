@@ -2,6 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type BetterSqlite3 from 'better-sqlite3';
 import { TasklineError } from '../../core/errors.js';
+import { loadOptional } from '../../core/optional.js';
 import {
   type Checkpoint,
   CheckpointConflictError,
@@ -77,7 +78,11 @@ export class SqliteCheckpointStore implements CheckpointStore {
         'SqliteCheckpointStore needs `path` (a database file) or `db` (an open handle).',
       );
     }
-    const { default: Database } = await import('better-sqlite3');
+    const { default: Database } = await loadOptional(
+      () => import('better-sqlite3'),
+      'better-sqlite3',
+      'the SQLite checkpoint store',
+    );
     if (options.path !== ':memory:') mkdirSync(dirname(options.path), { recursive: true });
     const db = new Database(options.path, { timeout: 10_000 });
     db.pragma('journal_mode = WAL');

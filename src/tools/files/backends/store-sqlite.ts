@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
 import { TasklineError } from '../../../core/errors.js';
+import { requireOptional } from '../../../core/optional.js';
 import {
   ancestorsOf,
   checkStoreWrite,
@@ -44,7 +45,11 @@ let sqlite: typeof Database | undefined;
  * does not load the native module (cold-start budget); an app passing `db` never loads it here.
  */
 function loadSqlite(): typeof Database {
-  sqlite ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  sqlite ??= requireOptional(
+    () => createRequire(import.meta.url)('better-sqlite3') as typeof Database,
+    'better-sqlite3',
+    'the SQLite file store',
+  );
   return sqlite;
 }
 

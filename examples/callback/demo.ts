@@ -1,0 +1,29 @@
+/**
+ * The callback demo: a stand-in model and the demo caller (only this file imports the
+ * testing kit; the bot in `index.ts` does not).
+ */
+import type { CallerAction } from 'taskline';
+import { ScriptedLLM } from 'taskline/testing';
+import { CallbackDesk, type CallbackRequest } from './index.js';
+
+/** The model of the demo: books the callback, then confirms it. */
+export function createScriptedModel(): ScriptedLLM {
+  return new ScriptedLLM().for(CallbackDesk, [
+    { toolCalls: [{ name: 'book_callback' }] },
+    (request) => {
+      const booking = request.lastToolOutput?.value as CallbackRequest;
+      return { say: `Done: we will call ${booking.name.first} at ${booking.time}.` };
+    },
+  ]);
+}
+
+/** The demo caller. */
+export const demoScript: CallerAction[] = [
+  { say: 'Could someone call me back about my claim?' },
+  { say: 'Jane Doe' },
+  { say: 'yes' },
+  { say: 'four one five, five five five, zero one nine nine' },
+  { say: 'yes' },
+  { say: 'half past three' },
+  { say: 'yes please' },
+];
