@@ -1,5 +1,6 @@
 import { inSpelling, isLetter, readSpelledLetter } from './letters.js';
 import { match, nomatch, type ParseResult } from './result.js';
+import { isQuestion, selfCorrected } from './speech.js';
 import { FILLERS, normalize, stripLeadIns } from './words.js';
 
 /** A person's name as a capture task returns it. */
@@ -23,8 +24,39 @@ const NAME_LEAD_INS: readonly (readonly string[])[] = [
   ['hello'],
   ['hey'],
 ];
-const NAME_TRAILERS = new Set(['speaking', 'here']);
-const HONORIFICS = new Set(['mr', 'mrs', 'ms', 'miss', 'mx', 'dr', 'mister', 'missus', 'doctor']);
+const NAME_TRAILERS = new Set(['speaking', 'here', 'calling']);
+const HONORIFICS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'miss',
+  'mx',
+  'dr',
+  'mister',
+  'missus',
+  'doctor',
+  'prof',
+  'professor',
+  'sir',
+  'dame',
+  'rev',
+  'reverend',
+]);
+/** Generational and academic suffixes: part of how a person is addressed, not a name part. */
+const SUFFIXES = new Set([
+  'jr',
+  'junior',
+  'sr',
+  'senior',
+  'ii',
+  'iii',
+  'iv',
+  'phd',
+  'md',
+  'esq',
+  'dds',
+  'cpa',
+]);
 const PARTICLES = new Set([
   'de',
   'la',
@@ -157,7 +189,7 @@ function startsWithPhrase(
 }
 
 /** Removes lead-ins ("my name is", "this is", "I'm"), honorifics and "…speaking". */
-function stripNameLeadIns(tokens: readonly Token[]): Token[] {
+function stripNameLeadIns(tokens: readonly Token[]): { tokens: Token[]; titled: boolean } {
   let out = tokens.filter((t) => t === SEP || !FILLERS.has(t.lower));
   let changed = true;
   while (changed) {
@@ -177,12 +209,15 @@ function stripNameLeadIns(tokens: readonly Token[]): Token[] {
       }
     }
     const last = out[out.length - 1];
-    if (out.length > 1 && last !== undefined && NAME_TRAILERS.has(last.lower)) {
+    const bareLast = last?.lower.replace(/\.$/u, '') ?? '';
+    if (out.length > 1 && (NAME_TRAILERS.has(bareLast) || SUFFIXES.has(bareLast))) {
       out = out.slice(0, -1);
       changed = true;
     }
+    while (out[out.length - 1] === SEP) out = out.slice(0, -1);
   }
-  return out.filter((t) => !HONORIFICS.has(t.lower.replace(/\.$/u, '')));
+  const titled = out.some((t) => HONORIFICS.has(t.lower.replace(/\.$/u, '')));
+  return { tokens: out.filter((t) => !HONORIFICS.has(t.lower.replace(/\.$/u, ''))), titled };
 }
 
 function titleCase(word: string): string {
@@ -318,19 +353,43 @@ function trimConnectives(tokens: readonly Token[]): Token[] {
 }
 
 /**
- * Reads a person's name: "my name is John Smith", "this is Maria", spelled letters ("J O H N",
+ * Reads a person's name: "my name is John Smith", "this is Maria", "Dr. Emily Chen", "Robert
+ * Brown Jr." (titles and suffixes dropped), spelled letters ("J O H N",
  * "J-O-H-N", "jay oh aitch en" next to letters), a spoken name followed by its spelling ("John
  * Smyth, S M Y T H" → the spelling wins), "first name … last name …". Returns `{ first, last? }`
  * title-cased (mixed case as typed is kept; "de", "van" … stay lower case in a family name).
  * The last word (with its particles) is the family name; everything before it is the given
- * name. Sentences that are not a name ("I don't know") → nomatch.
+ * name. A self-correction counts its last name ("Mary, sorry, Marie"). Sentences that are not a
+ * name ("I don't know", "why do you need it?") or a title with one name ("Mr. Smith") → nomatch.
  */
 export function name(text: string): ParseResult<PersonName> {
-  const tokens = stripNameLeadIns(tokenize(text));
+  return selfCorrected(text, nameOnce) ?? nameOnce(text);
+}
+
+function nameOnce(text: string): ParseResult<PersonName> {
+  if (isQuestion(text)) return nomatch();
+  const { tokens, titled } = stripNameLeadIns(tokenize(text));
   if (tokens.filter((t) => t !== SEP).length === 0) return nomatch();
   const fromLabels = labelled(tokens);
   if (fromLabels !== undefined) return match(fromLabels);
   const words = parsePart(tokens);
+  // "Mr. Smith": a title with one name is the family name, and no given name was said.
+  if (titled && words?.length === 1) return nomatch();
   const result = words === undefined ? undefined : split(words);
   return result === undefined ? nomatch() : match(result);
+}
+
+/**
+ * The one word an utterance spells ("S M Y T H", "it's D O E", "that's J-O-H-N"), title-cased,
+ * or undefined when it is anything else: the input of a spelled correction at a read-back.
+ */
+export function spelledWord(text: string): string | undefined {
+  const lead = text.replace(
+    /^\W*(?:(?:it's|it is|that's|that is|spelled|spelt|spelling)\b[\s,:]*)+/iu,
+    '',
+  );
+  const { tokens } = stripNameLeadIns(tokenize(lead));
+  const words = toWords(tokens);
+  if (words === undefined || words.length !== 1 || !words[0]!.spelled) return undefined;
+  return words[0]!.text;
 }
