@@ -76,7 +76,20 @@ const PARTICLES = new Set([
   'al',
   'st',
 ]);
-const SEPARATOR_WORDS = new Set(['space', 'then']);
+const SEPARATOR_WORDS = new Set(['space', 'then', 'spelled', 'spelt', "that's"]);
+/** Words after a name that start something else ("Tom from Acme", "Tom calling about…"). */
+const NAME_ENDS = new Set([
+  'from',
+  'with',
+  'at',
+  'calling',
+  'regarding',
+  'about',
+  'representing',
+  'on',
+  'here',
+  'speaking',
+]);
 /** Words that mean the utterance is not a name at all ("I don't know", "what?"). */
 const NOT_NAMES = new Set([
   'yes',
@@ -167,7 +180,9 @@ function tokenize(text: string): Token[] {
   const cleaned = text
     .normalize('NFKC')
     .replace(/[‘’ʼ`]/gu, "'")
-    .replace(/[,;:]/gu, ' | ');
+    .replace(/[,;:]/gu, ' | ')
+    // "Bond. James Bond.": a full stop after a word (not after "Dr.") ends a group.
+    .replace(/(\p{L}{3,})\.(?=\s)/gu, '$1 | ');
   const out: Token[] = [];
   for (const piece of cleaned.split(/\s+/u)) {
     if (piece === '|') {
@@ -216,8 +231,14 @@ function stripNameLeadIns(tokens: readonly Token[]): { tokens: Token[]; titled: 
     }
     while (out[out.length - 1] === SEP) out = out.slice(0, -1);
   }
-  const titled = out.some((t) => HONORIFICS.has(t.lower.replace(/\.$/u, '')));
-  return { tokens: out.filter((t) => !HONORIFICS.has(t.lower.replace(/\.$/u, ''))), titled };
+  // "Tom from Acme", "Tom, calling about my order": the name ends where the rest begins.
+  const endAt = out.findIndex((t, k) => k > 0 && NAME_ENDS.has(t.lower) && out[k - 1] !== SEP);
+  if (endAt > 0) out = out.slice(0, endAt);
+  const title = (t: Token) => HONORIFICS.has(t.lower.replace(/\.$/u, ''));
+  // A leading "Sr." is a title (Sister, Señor), not a suffix.
+  const lead = out[0] !== undefined && SUFFIXES.has(out[0].lower.replace(/\.$/u, ''));
+  const titled = lead || out.some(title);
+  return { tokens: out.filter((t, k) => !title(t) && !(lead && k === 0)), titled };
 }
 
 function titleCase(word: string): string {
@@ -372,11 +393,33 @@ function nameOnce(text: string): ParseResult<PersonName> {
   if (tokens.filter((t) => t !== SEP).length === 0) return nomatch();
   const fromLabels = labelled(tokens);
   if (fromLabels !== undefined) return match(fromLabels);
+  if (spokenGroups(tokens) > 1) return nomatch();
   const words = parsePart(tokens);
   // "Mr. Smith": a title with one name is the family name, and no given name was said.
   if (titled && words?.length === 1) return nomatch();
   const result = words === undefined ? undefined : split(words);
   return result === undefined ? nomatch() : match(result);
+}
+
+/**
+ * How many comma-separated groups hold spoken words not followed by their spelling: "Smith,
+ * John Smith" or "Chen, Emily" (2) could be in either order; "John, J O H N, Smith" (1 each
+ * pair) is a name and its spelling.
+ */
+function spokenGroups(tokens: readonly Token[]): number {
+  const groups: Token[][] = [[]];
+  for (const t of tokens) {
+    if (t === SEP) groups.push([]);
+    else groups[groups.length - 1]!.push(t);
+  }
+  const kinds = groups
+    .filter((g) => g.length > 0)
+    .map((g) => {
+      const ws = toWords(g);
+      if (ws === undefined) return 'other';
+      return ws.every((w) => w.spelled) ? 'spelled' : 'spoken';
+    });
+  return kinds.filter((k, i) => k === 'spoken' && kinds[i + 1] !== 'spelled').length;
 }
 
 /**

@@ -7,7 +7,7 @@ import {
   nomatch,
   type ParseResult,
 } from './result.js';
-import { selfCorrected, splitAlternatives, unhedge } from './speech.js';
+import { isQuestion, selfCorrected, splitAlternatives, unhedge } from './speech.js';
 import { cleanTokens, plainWords } from './words.js';
 
 /** Rules a spoken or typed number must satisfy. */
@@ -101,8 +101,21 @@ const BEFORE = new Set([
   'perfect',
   'honest',
 ]);
-/** Intensifiers that make the number an estimate ("a high seven"). */
-const ROUGH_BEFORE = new Set(['high', 'low', 'weak']);
+/** Words that make the number an estimate ("a high seven", "I'd give it about a six"). */
+const ROUGH_BEFORE = new Set([
+  'high',
+  'low',
+  'weak',
+  'about',
+  'around',
+  'roughly',
+  'approximately',
+  'maybe',
+  'probably',
+  'perhaps',
+]);
+/** "one sec", "one moment": asking to wait, not a number. */
+const WAIT_UNITS = new Set(['sec', 'second', 'moment', 'minute', 'min', 'mo', 'tick']);
 /** Words that may follow the number (after an optional unit noun): "four of us please". */
 const AFTER = new Set([
   'of',
@@ -207,6 +220,7 @@ function spanValue(input: readonly string[]): { value: number; approximate: bool
     else if (!BEFORE.has(w)) return undefined;
   }
   const [unit, ...rest] = after;
+  if (best.value === 1 && WAIT_UNITS.has(unit ?? '')) return undefined;
   if (unit !== undefined && !AFTER.has(unit)) {
     if (NOT_UNITS.has(unit) || !/^\p{L}{3,}$/u.test(unit) || FRACTION_UNIT.test(unit)) {
       return undefined;
@@ -235,6 +249,9 @@ function numberWords(text: string): string[] {
  * than six", "between five and ten").
  */
 export function readQuantity(text: string): Quantity | undefined {
+  if (isQuestion(text)) return undefined;
+  // "seven?": said unsure, so read back before it is taken.
+  const unsure = /\?\s*$/u.test(text);
   let words = numberWords(text);
   let outOf: number | undefined;
   const out = words.findIndex((w, i) => w === 'out' && words[i + 1] === 'of');
@@ -259,7 +276,7 @@ export function readQuantity(text: string): Quantity | undefined {
   }
   const one = spanValue(hedged.words);
   if (one === undefined) return undefined;
-  const approximate = hedged.approximate || one.approximate;
+  const approximate = hedged.approximate || one.approximate || unsure;
   return outOf === undefined
     ? { kind: 'value', value: one.value, approximate }
     : { kind: 'value', value: one.value, approximate, outOf };

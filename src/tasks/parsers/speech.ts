@@ -76,6 +76,42 @@ function markerAt(ws: readonly Word[], i: number): number {
   return 0;
 }
 
+/** Where an utterance corrects itself: the words before and after its last marker. */
+export interface CorrectionSplit {
+  head: string;
+  tail: string;
+  /** The marker as said ("no wait", "sorry"). */
+  marker: string;
+}
+
+/**
+ * Finds the last self-correction marker ("no wait", "sorry", "I mean", "actually") and splits
+ * the utterance there; undefined when there is none. The tail may be empty ("five, no wait").
+ */
+export function lastCorrection(text: string): CorrectionSplit | undefined {
+  const ws = words(text);
+  for (let i = ws.length - 1; i >= 0; i--) {
+    const len = markerAt(ws, i);
+    if (len === 0) continue;
+    // Only the last marker counts; a longer marker may start one word earlier ("no wait").
+    const longer = i > 0 ? markerAt(ws, i - 1) : 0;
+    if (longer > len) continue;
+    return {
+      head: join(ws.slice(0, i)),
+      tail: ws
+        .slice(i + len)
+        .filter((w) => w.bare !== '' || /\w/u.test(w.raw))
+        .map((w) => w.raw)
+        .join(' '),
+      marker: ws
+        .slice(i, i + len)
+        .map((w) => w.bare)
+        .join(' '),
+    };
+  }
+  return undefined;
+}
+
 /**
  * Applies the caller's self-correction, if any: the answer is what follows the last
  * correction marker ("billing, no wait, technical support" → parse "technical support"). A
@@ -88,31 +124,22 @@ export function selfCorrected<T>(
   parse: (text: string) => ParseResult<T>,
   options: { bareNo?: boolean } = {},
 ): ParseResult<T> | undefined {
-  const ws = words(text);
-  for (let i = ws.length - 1; i >= 0; i--) {
-    const len = markerAt(ws, i);
-    if (len === 0) continue;
-    // Only the last marker counts; a longer marker may start one word earlier ("no wait").
-    const longer = i > 0 ? markerAt(ws, i - 1) : 0;
-    if (longer > len) continue;
-    const tail = ws.slice(i + len);
-    const phrase = ws
-      .slice(i, i + len)
-      .map((w) => w.bare)
-      .join(' ');
-    if (tail.every((w) => w.bare === '')) {
-      if (i === 0) return undefined;
+  const split = lastCorrection(text);
+  if (split !== undefined) {
+    if (split.tail.trim() === '') {
+      if (split.head.trim() === '') return undefined;
       // "yes... wait, no": the marker's own "no" is the corrected answer.
-      if (phrase.endsWith(' no')) {
+      if (split.marker.endsWith(' no')) {
         const no = parse('no');
         return no.kind === 'nomatch' ? { kind: 'nomatch' } : no;
       }
-      return DANGLING.has(phrase) ? { kind: 'nomatch' } : undefined;
+      return DANGLING.has(split.marker) ? { kind: 'nomatch' } : undefined;
     }
-    const result = parse(join(tail));
+    const result = parse(split.tail);
     return result.kind === 'nomatch' ? { kind: 'nomatch' } : result;
   }
   if (options.bareNo === false) return undefined;
+  const ws = words(text);
   for (let i = ws.length - 2; i >= 1; i--) {
     if (ws[i]!.bare !== 'no') continue;
     const head = parse(join(ws.slice(0, i)));
@@ -277,10 +304,13 @@ const QUESTION_OPENERS = new Set([
  * large?") are not questions here.
  */
 export function isQuestion(text: string): boolean {
-  const ws = words(text).map((w) => w.bare);
-  const first = ws.find(
-    (w) => !['um', 'uh', 'er', 'so', 'and', 'but', 'wait', 'sorry', 'oh'].includes(w),
-  );
-  if (first !== undefined && QUESTION_OPENERS.has(first)) return true;
-  return false;
+  // Any clause may be the question: "savings? what's the rate".
+  return text.split(/[?.!,;]+/u).some((clause) => {
+    const ws = words(clause).map((w) => w.bare);
+    const first = ws.find(
+      (w) =>
+        !['um', 'uh', 'er', 'so', 'and', 'but', 'wait', 'sorry', 'oh', 'okay', 'ok'].includes(w),
+    );
+    return first !== undefined && QUESTION_OPENERS.has(first);
+  });
 }

@@ -63,6 +63,7 @@ const YES_PHRASES: readonly string[] = [
   "you've got it",
   'you got it',
   'sounds good',
+  'why not',
   'go ahead',
   'please do',
   'that works',
@@ -169,6 +170,11 @@ const HEDGES = new Set([
   'wait',
   'probably',
   'later',
+  'what',
+  'why',
+  'how',
+  'huh',
+  'pardon',
 ]);
 
 const MAX_EXTRA_WORDS = 2;
