@@ -155,6 +155,23 @@ const NOT_NAMES = new Set([
   'again',
   'pardon',
   'huh',
+  // confirmation words: "yes that is right" is not a person called Right
+  'right',
+  'correct',
+  'wrong',
+  'incorrect',
+  'exactly',
+  'yeah',
+  'yep',
+  'yup',
+  'nope',
+  'nah',
+  'fine',
+  'good',
+  'great',
+  'perfect',
+  'absolutely',
+  'definitely',
 ]);
 const LABELS: readonly { words: readonly string[]; part: 'first' | 'last' }[] = [
   { words: ['first', 'name'], part: 'first' },
