@@ -239,7 +239,8 @@ describe('menu definition checks', () => {
       ['agent please', 'agent'],
       ['operator', 'agent'],
       ['can I talk to a real person', 'agent'],
-      ['um, tech support please', 'support'],
+      ['um, technical support please', 'support'],
+      ['I think my card is broken', 'support'],
       ['billing, no wait, sales', 'sales'],
     ])('%j → %s without a model', async (said, value) => {
       const { caller, runner, model } = await start({ options: withAgent });

@@ -92,6 +92,75 @@ const MODIFIERS = new Set([
   'most',
   'least',
 ]);
+/**
+ * Words that may stand right before a mention without changing what it names: articles,
+ * pronouns, verbs of wanting and asking, prepositions, politeness. Any other word there
+ * ("iced coffee", "green tea") may make it another thing, so the mention is not taken.
+ */
+const NEUTRAL_LEFT = new Set([
+  'a',
+  'an',
+  'the',
+  'my',
+  'your',
+  'our',
+  'some',
+  'this',
+  'that',
+  'i',
+  "i'd",
+  "i'll",
+  "i'm",
+  'we',
+  "we'd",
+  "we'll",
+  'me',
+  'us',
+  'it',
+  "it's",
+  'is',
+  'was',
+  'be',
+  'been',
+  'got',
+  'get',
+  'want',
+  'wanted',
+  'need',
+  'like',
+  'have',
+  'take',
+  'choose',
+  'pick',
+  'go',
+  'do',
+  'check',
+  'speak',
+  'talk',
+  'reach',
+  'for',
+  'to',
+  'with',
+  'about',
+  'on',
+  'in',
+  'of',
+  'please',
+  'and',
+  'just',
+  'only',
+  'then',
+  'so',
+  'well',
+  'yes',
+  'yeah',
+  'ok',
+  'okay',
+  'sure',
+  'actually',
+  'maybe',
+  'one',
+]);
 /** Words that turn a following cardinal into a position ("option two", "number 2"). */
 const POSITION_PREFIXES = new Set(['option', 'number', 'choice', 'item', 'press']);
 const POSITION_SUFFIXES = new Set(['one', 'option', 'choice']);
@@ -157,6 +226,8 @@ interface Mention {
   index: number;
   start: number;
   end: number;
+  /** Found by position ("the second one"), not by a word of the option. */
+  position?: boolean;
 }
 
 function isNegated(words: readonly string[], start: number): boolean {
@@ -287,7 +358,7 @@ function positionMentions(
       continue;
     }
     if (POSITION_SUFFIXES.has(words[end] ?? '')) end++;
-    mentions.push({ index: position - 1, start: i, end });
+    mentions.push({ index: position - 1, start: i, end, position: true });
     i = end - 1;
   }
   return outOfRange === undefined ? { mentions } : { mentions, outOfRange };
@@ -314,12 +385,25 @@ function choiceOnce<V extends string>(
     for (const m of mentions) {
       if (isNegated(original, m.start)) continue;
       // "extra large" is not "large": a mention with a modifier is not that option.
-      if (m.start > 0 && MODIFIERS.has(original[m.start - 1]!)) return undefined;
+      const left = m.start > 0 ? original[m.start - 1]! : undefined;
+      // A word of another mention before it is a list ("not cancel, reschedule"), not a modifier.
+      const listed = covered.has(m.start - 1);
+      if (
+        left !== undefined &&
+        !listed &&
+        (MODIFIERS.has(left) || (!m.position && !NEUTRAL_LEFT.has(left)))
+      ) {
+        return undefined;
+      }
       chosen.add(m.index);
     }
     return chosen;
   };
-  let chosen = pick([...named, ...positions, ...partials]);
+  const all = [...named, ...positions, ...partials];
+  const covered = new Set(
+    all.flatMap((m) => Array.from({ length: m.end - m.start }, (_, k) => m.start + k)),
+  );
+  let chosen = pick(all);
   if (chosen === undefined) return nomatch();
   if (chosen.size === 0 && partial && named.length + partials.length === 0) {
     chosen = pick(agentMentions(words, terms)) ?? new Set();
