@@ -174,6 +174,17 @@ export function email(text: string): ParseResult<string> {
       return patched === undefined ? nomatch() : validate(patched);
     }
   }
+  // "anna dot b at gmail dot com, B as in bravo": what follows a complete address after a
+  // comma clarifies it; it is never more of the address.
+  const comma = text.lastIndexOf(',');
+  if (comma > 0 && !/\b(?:at|dot)\b|@|\./iu.test(text.slice(comma + 1))) {
+    const head = emailOnce(text.slice(0, comma));
+    if (head.kind === 'match') {
+      const word = spelledWord(text.slice(comma + 1));
+      const patched = word === undefined ? undefined : patchEmail(head.value, word);
+      return patched === undefined ? nomatch() : validate(patched);
+    }
+  }
   return emailOnce(text);
 }
 

@@ -249,8 +249,9 @@ function stripNameLeadIns(tokens: readonly Token[]): { tokens: Token[]; titled: 
     while (out[out.length - 1] === SEP) out = out.slice(0, -1);
   }
   // "Tom from Acme", "Tom, calling about my order": the name ends where the rest begins.
-  const endAt = out.findIndex((t, k) => k > 0 && NAME_ENDS.has(t.lower) && out[k - 1] !== SEP);
+  const endAt = out.findIndex((t, k) => k > 0 && NAME_ENDS.has(t.lower));
   if (endAt > 0) out = out.slice(0, endAt);
+  while (out[out.length - 1] === SEP) out = out.slice(0, -1);
   const title = (t: Token) => HONORIFICS.has(t.lower.replace(/\.$/u, ''));
   // A leading "Sr." is a title (Sister, Señor), not a suffix.
   const lead = out[0] !== undefined && SUFFIXES.has(out[0].lower.replace(/\.$/u, ''));

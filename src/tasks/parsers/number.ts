@@ -90,6 +90,9 @@ const BEFORE = new Set([
   'give',
   'me',
   'us',
+  'them',
+  'you',
+  'rate',
   // intensifiers: "a solid eight"
   'solid',
   'strong',

@@ -311,6 +311,7 @@ export function isQuestion(text: string): boolean {
       (w) =>
         !['um', 'uh', 'er', 'so', 'and', 'but', 'wait', 'sorry', 'oh', 'okay', 'ok'].includes(w),
     );
-    return first !== undefined && QUESTION_OPENERS.has(first);
+    // "who's asking", "where's that": a question word with a contraction.
+    return first !== undefined && QUESTION_OPENERS.has(first.replace(/'(?:s|re|d|ll)$/u, ''));
   });
 }

@@ -40,6 +40,16 @@ const PERIOD_SUFFIXES: readonly { words: readonly string[]; period: Period }[] =
 ];
 
 const LEADING = new Set(['at', 'for', 'by', 'say']);
+/** Parts of the day said before the time. */
+const PERIOD_PREFIXES: readonly { words: readonly string[]; period: Period }[] = [
+  { words: ['this', 'morning'], period: 'am' },
+  { words: ['this', 'afternoon'], period: 'pm' },
+  { words: ['this', 'evening'], period: 'pm' },
+  { words: ['tonight'], period: 'pm' },
+  { words: ['morning'], period: 'am' },
+  { words: ['afternoon'], period: 'pm' },
+  { words: ['evening'], period: 'pm' },
+];
 
 /** A day said with the time ("3 pm tomorrow", "on Friday at noon"): not part of the time. */
 const DAY =
@@ -216,7 +226,15 @@ function timeOnce(text: string, options: TimeOptions): ParseResult<string> {
     .replace(/\bo'?\s?clock\b/gu, 'oclock');
   let tokens = cleanTokens(prepared);
   let period: Period | undefined;
-  for (const suffix of PERIOD_SUFFIXES) {
+  // "tonight at 8", "this morning at nine": the part of the day said first.
+  for (const prefix of PERIOD_PREFIXES) {
+    if (tokens.length > prefix.words.length && prefix.words.every((w, i) => tokens[i] === w)) {
+      period = prefix.period;
+      tokens = tokens.slice(prefix.words.length);
+      break;
+    }
+  }
+  for (const suffix of period === undefined ? PERIOD_SUFFIXES : []) {
     const at = tokens.length - suffix.words.length;
     if (at >= 1 && suffix.words.every((w, i) => tokens[at + i] === w)) {
       period = suffix.period;
