@@ -17,6 +17,18 @@ const lines: Line[] = readFileSync(new URL('./parsers.public.jsonl', import.meta
   .filter((l) => l.trim() !== '')
   .map((l) => JSON.parse(l) as Line);
 
+type Simple = (text: string, options?: never) => ParseResult<unknown>;
+const SIMPLE: Record<string, Simple> = {
+  yesNo: parsers.yesNo as Simple,
+  number: parsers.number as Simple,
+  digits: parsers.digits as Simple,
+  time: parsers.time as Simple,
+  email: parsers.email as Simple,
+  phone: parsers.phone as Simple,
+  name: parsers.name as Simple,
+  likert: parsers.likert as unknown as Simple,
+};
+
 function run(line: Line): ParseResult<unknown> {
   const o = line.options ?? {};
   switch (line.parser) {
@@ -29,11 +41,9 @@ function run(line: Line): ParseResult<unknown> {
     case 'date':
       return parsers.date(line.text, { ...o, now: new Date(o.now as string) });
     default: {
-      const fn = parsers[line.parser as 'number'] as (
-        t: string,
-        o?: unknown,
-      ) => ParseResult<unknown>;
-      return line.options === undefined ? fn(line.text) : fn(line.text, o);
+      const fn = SIMPLE[line.parser];
+      if (fn === undefined) throw new Error(`unknown parser ${line.parser}`);
+      return line.options === undefined ? fn(line.text) : fn(line.text, o as never);
     }
   }
 }
