@@ -191,9 +191,36 @@ export function email(text: string): ParseResult<string> {
 /** An address followed by the spelling of one of its parts. */
 const SPELLED_AFTER = /^(.*\S)[\s,;.]+(?:that's|that is|spelled|spelt|it's)\b[\s,:]*(.+)$/iu;
 
+/**
+ * Words that describe an address rather than spell it ("my first name at gmail", "the usual
+ * one at work"): an address made of them would be invented.
+ */
+const DESCRIBING = new Set([
+  'my',
+  'your',
+  'his',
+  'her',
+  'our',
+  'their',
+  'the',
+  'first',
+  'last',
+  'name',
+  'surname',
+  'same',
+  'usual',
+  'email',
+  'address',
+  'is',
+  "it's",
+  'what',
+  'whatever',
+]);
+
 function emailOnce(text: string): ParseResult<string> {
   const tokens = stripEmailLeadIn(stripLeadIns(removeFillers(splitTokens(text))));
   if (tokens.length === 0) return nomatch();
+  if (tokens.some((t) => DESCRIBING.has(t))) return nomatch();
   // "john at gmail dot com or john at yahoo dot com": two addresses, neither is the answer.
   const or = tokens.indexOf('or');
   if (or > 0 && tokens.slice(or + 1).some((t) => t === 'at' || t.includes('@'))) return nomatch();

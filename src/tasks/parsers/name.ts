@@ -75,6 +75,12 @@ const PARTICLES = new Set([
   'bin',
   'al',
   'st',
+  'los',
+  'las',
+  'ter',
+  'ten',
+  'ibn',
+  'y',
 ]);
 const SEPARATOR_WORDS = new Set(['space', 'then', 'spelled', 'spelt', "that's"]);
 /** Words after a name that start something else ("Tom from Acme", "Tom calling about…"). */
@@ -405,8 +411,11 @@ export function name(text: string): ParseResult<PersonName> {
   return selfCorrected(text, nameOnce) ?? nameOnce(text);
 }
 
+/** "my wife's name is Lisa": someone else's name; only the model knows whose is asked. */
+const OTHER_PERSON = /\b(?:my|our|his|her|their|your)\s+\p{L}+'s\s+name\b/iu;
+
 function nameOnce(text: string): ParseResult<PersonName> {
-  if (isQuestion(text)) return nomatch();
+  if (isQuestion(text) || OTHER_PERSON.test(text.replace(/[‘’ʼ`]/gu, "'"))) return nomatch();
   const { tokens, titled } = stripNameLeadIns(tokenize(text));
   if (tokens.filter((t) => t !== SEP).length === 0) return nomatch();
   const fromLabels = labelled(tokens);

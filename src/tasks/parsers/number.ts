@@ -93,6 +93,9 @@ const BEFORE = new Set([
   'them',
   'you',
   'rate',
+  'definitely',
+  'certainly',
+  'surely',
   // intensifiers: "a solid eight"
   'solid',
   'strong',

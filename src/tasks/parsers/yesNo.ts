@@ -141,6 +141,14 @@ const UNSURE: readonly (readonly string[])[] = [
   ['not', 'certain'],
   ["can't", 'remember'],
   ["can't", 'say'],
+  // "no one", "nobody", "none": an answer to "who?" or "how many?", not a no
+  ['no', 'one'],
+  ['nobody'],
+  ['nothing'],
+  ['none'],
+  ['no', 'matter'],
+  ['no', 'clue'],
+  ['no', 'preference'],
 ];
 
 /**
