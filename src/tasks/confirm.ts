@@ -24,7 +24,7 @@ export type ReadBackReply<T> =
   /** A plain no: drop the value and ask again. */
   | { kind: 'no' }
   /** Drop the pending value (counted as rejected when `rejected`) and take this answer instead. */
-  | { kind: 'replace'; value: T; rejected: boolean }
+  | { kind: 'replace'; value: T; rejected: boolean; approximate?: boolean }
   /** The caller picked one of the offered alternatives. */
   | { kind: 'pick'; value: T }
   /** A rejection whose correction could not be applied; say `reason` (if any) and ask again. */
@@ -83,7 +83,7 @@ function confirmReply<T>(text: string, pending: T, readers: ReplyReaders<T>): Re
     if (fixed?.kind === 'match') {
       return sameValue(fixed.value, pending)
         ? { kind: 'unclear' }
-        : { kind: 'replace', value: fixed.value, rejected: true };
+        : { kind: 'replace', value: fixed.value, rejected: true, approximate: fixed.approximate };
     }
     if (fixed?.kind === 'invalid') return { kind: 'retry', reason: fixed.reason };
     // "no, no, that's right": a rejection word that is not one.
@@ -96,6 +96,7 @@ function confirmReply<T>(text: string, pending: T, readers: ReplyReaders<T>): Re
   // No yes or no: the caller may say the value again, or a corrected one ("it's D O E").
   const fixed = correction(pending, text, readers);
   if (fixed?.kind === 'match') {
+    if (fixed.approximate) return { kind: 'unclear' };
     return sameValue(fixed.value, pending)
       ? { kind: 'yes' }
       : { kind: 'replace', value: fixed.value, rejected: true };

@@ -1,3 +1,6 @@
+// Over 500 lines on purpose: one upstream AgentTask whose overrides (llmNode, its tools, timers,
+// keypad) share one state machine. What replies to a read-back mean lives in ./confirm.ts, how
+// answers are read in ./parsers, and the run()/unwind shell in ./capture.ts.
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
@@ -372,6 +375,7 @@ export class TypedTask<T> extends CaptureTask<T> {
       case 'pick': {
         if (reply.kind === 'replace' && reply.rejected) this.reject();
         this.clearReadBack();
+        this.approximateNext = reply.kind === 'replace' && reply.approximate === true;
         return this.localCall(TASK_TOOLS.submit, this.toolArgs(reply.value));
       }
       case 'retry':
