@@ -1,31 +1,12 @@
 // The read-back path of typed tasks: rejection with a correction in one turn, approximate
 // answers confirmed, alternatives asked, refusals kept apart from "no", and a pending value
 // never confirmed by an answer to another prompt.
-import { llm, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Outcome } from '../../src/outcome.js';
 import type { TaskDefinition } from '../../src/tasks/define.js';
 import * as tasks from '../../src/tasks/prebuilt.js';
-import { type ScriptEntry, ScriptedLLM } from '../../src/testing/scripted-llm.js';
-import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
-
-class Desk extends voice.Agent {
-  outcomes: Outcome<unknown>[] = [];
-  constructor(task: TaskDefinition<unknown>) {
-    super({
-      instructions: 'Front desk.',
-      tools: {
-        capture: llm.tool({
-          description: 'Capture the value.',
-          execute: async () => {
-            this.outcomes.push(await task.run());
-            return 'done';
-          },
-        }),
-      },
-    });
-  }
-}
+import type { ScriptEntry } from '../../src/testing/scripted-llm.js';
+import type { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { startTask } from './desk.js';
 
 let caller: SimulatedCaller | undefined;
 afterEach(async () => {
@@ -34,14 +15,9 @@ afterEach(async () => {
 });
 
 async function start<T>(def: TaskDefinition<T>, taskScript: ScriptEntry[] = []) {
-  const model = new ScriptedLLM()
-    .for(Desk, [{ toolCalls: [{ name: 'capture' }] }, { say: 'Thank you.' }])
-    .for(def.name, taskScript);
-  const desk = new Desk(def as TaskDefinition<unknown>);
-  caller = await SimulatedCaller.start({ agent: desk, llm: model });
-  await caller.say('hello');
-  expect(caller.agentLines.at(-1)).toBe(def.spec.prompt);
-  return { desk, caller, model };
+  const started = await startTask(def, taskScript);
+  caller = started.caller;
+  return started;
 }
 
 const email = tasks.email({ question: 'What is your email address?' });

@@ -40,16 +40,10 @@ const PERIOD_SUFFIXES: readonly { words: readonly string[]; period: Period }[] =
 ];
 
 const LEADING = new Set(['at', 'for', 'by', 'say']);
-/** Parts of the day said before the time. */
-const PERIOD_PREFIXES: readonly { words: readonly string[]; period: Period }[] = [
-  { words: ['this', 'morning'], period: 'am' },
-  { words: ['this', 'afternoon'], period: 'pm' },
-  { words: ['this', 'evening'], period: 'pm' },
-  { words: ['tonight'], period: 'pm' },
-  { words: ['morning'], period: 'am' },
-  { words: ['afternoon'], period: 'pm' },
-  { words: ['evening'], period: 'pm' },
-];
+/** Parts of the day said before the time ("tonight at 8", "this morning at nine"). */
+const PERIOD_PREFIXES = PERIOD_SUFFIXES.filter(
+  (p) => !['in', 'at', 'am', 'pm'].includes(p.words[0]!),
+);
 
 /** A day said with the time ("3 pm tomorrow", "on Friday at noon"): not part of the time. */
 const DAY =
