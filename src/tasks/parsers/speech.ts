@@ -201,6 +201,8 @@ const BOUNDS = new Set([
   'min',
   'beyond',
   'within',
+  'tops',
+  'limit',
 ]);
 
 /** A value's words with the hedges around it taken off. */

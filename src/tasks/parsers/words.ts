@@ -26,6 +26,8 @@ const LEADING_PHRASES: readonly (readonly string[])[] = [
   ["let's", 'do'],
   ['can', 'we', 'do'],
   ["i'll", 'go', 'with'],
+  ["i'd", 'go', 'with'],
+  ['i', 'would', 'go', 'with'],
   ["i'll", 'take'],
   ['i', 'would', 'like'],
   ["i'd", 'like'],

@@ -16,6 +16,10 @@ const NO_PHRASES: readonly string[] = [
   "isn't correct",
   'not right',
   'not correct',
+  'not exactly',
+  'not yet',
+  'not okay',
+  'not ok',
   'not really',
   'not quite',
   'no way',
@@ -187,6 +191,9 @@ const HEDGES = new Set([
 
 const MAX_EXTRA_WORDS = 2;
 
+/** Words that negate what follows them. */
+const NEGATORS = new Set(['not', 'never', "don't", 'dont', "isn't", "wasn't", "won't", 'no']);
+
 /** Every phrase as words, tagged yes/no, longest first so "not right" wins over "right". */
 const PHRASES: readonly { words: readonly string[]; yes: boolean }[] = [
   ...NO_PHRASES.map((p) => ({ words: p.split(' '), yes: false })),
@@ -236,6 +243,8 @@ function yesNoOnce(text: string): ParseResult<boolean> {
   if (yes > 0 === no > 0) return nomatch();
   const rest = words.filter((w): w is string => w !== null);
   if (rest.some((w) => HEDGES.has(w))) return nomatch();
+  // A negation left over next to a yes ("not exactly", "never okay") may negate it.
+  if (yes > 0 && rest.some((w) => NEGATORS.has(w))) return nomatch();
   const extra = rest.filter((w) => !NEUTRAL.has(w));
   if (extra.length > MAX_EXTRA_WORDS) return nomatch();
   return match(yes > 0);
