@@ -2,7 +2,9 @@ import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 import { fromSpec, type TaskDefinition, type TaskOverrides } from './define.js';
+import { patchDigitEnd, patchEmail, spelledTarget } from './parsers/correct.js';
 import * as parse from './parsers/index.js';
+import { spelledWord } from './parsers/name.js';
 import type { ParseResult } from './parsers/result.js';
 
 export type { PersonName } from './parsers/name.js';
@@ -63,6 +65,12 @@ export function choice<const V extends string>(
   options: PrebuiltOptions<V> & { options: readonly ChoiceTaskOption<V>[] },
 ): TaskDefinition<V> {
   const { options: choices, ...rest } = options;
+  if (!Array.isArray(choices) || choices.length === 0) {
+    throw new TasklineError(
+      'invalid_argument',
+      'choice({ options }) needs a non-empty array of { value, label, synonyms? }.',
+    );
+  }
   const values = choices.map((c) => c.value) as [V, ...V[]];
   const labels = choices.map((c) => `${c.value} (${c.label})`).join(', ');
   return build(
@@ -162,6 +170,12 @@ export function email(options: PrebuiltOptions<string>): TaskDefinition<string> 
     'Get an email address.',
     {
       parse: (text) => parse.email(text),
+      correct: (pending, text) => {
+        const word = spelledWord(text);
+        if (word === undefined) return { kind: 'nomatch' };
+        const patched = patchEmail(pending, word);
+        return patched === undefined ? NO_SINGLE_PART : parse.email(patched);
+      },
       normalize: same((t) => parse.email(t)),
       confirm: 'audio',
       readBack: (v, spelled) => (spelled ? parse.readBack('email', v) : v),
@@ -181,6 +195,10 @@ export function phone(
     `Get a phone number (default country ${defaultRegion}).`,
     {
       parse: (text) => parse.phone(text, { defaultRegion }),
+      correct: (pending, text) => {
+        const patched = patchDigitEnd(pending, text);
+        return patched.kind === 'match' ? parse.phone(patched.value, { defaultRegion }) : patched;
+      },
       normalize: same((t) => parse.phone(t, { defaultRegion })),
       confirm: 'audio',
       readBack: (v) => parse.readBack('phone', v),
@@ -200,6 +218,17 @@ export function personName(
     "Get the caller's first and last name.",
     {
       parse: (text) => parse.name(text),
+      correct: (pending, text) => {
+        const word = spelledWord(text);
+        if (word === undefined) return { kind: 'nomatch' };
+        const parts = [pending.first, pending.last ?? ''];
+        const at = spelledTarget(parts, word);
+        if (at === undefined) return NO_SINGLE_PART;
+        return {
+          kind: 'match',
+          value: at === 0 ? { ...pending, first: word } : { ...pending, last: word },
+        };
+      },
       confirm: 'audio',
       readBack: (v, spelled) =>
         spelled ? parse.readBack('name', v) : [v.first, v.last].filter(Boolean).join(' '),
@@ -292,12 +321,22 @@ export function digits(
     'Get a string of digits.',
     {
       parse: (text) => parse.digits(text, rules),
+      correct: (pending, text) => {
+        const patched = patchDigitEnd(pending, text, { allowFirst: true });
+        return patched.kind === 'match' ? parse.digits(patched.value, rules) : patched;
+      },
       normalize: (v) => parse.digits(v, rules),
       readBack: (v) => parse.groupDigits(v),
     },
     rest,
   );
 }
+
+/** A spelled correction that fits no single part of the value read back. */
+const NO_SINGLE_PART: ParseResult<never> = {
+  kind: 'invalid',
+  reason: "Sorry, I couldn't tell which part that spelling fixes.",
+};
 
 const FILLER_ONLY = /^[\s\p{P}]*(?:(?:um+|uh+|hmm+|er+|ah+|mm+)[\s\p{P}]*)*$/iu;
 

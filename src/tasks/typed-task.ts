@@ -1,3 +1,6 @@
+// Over 500 lines on purpose: one upstream AgentTask whose overrides (llmNode, its tools, timers,
+// keypad) share one state machine. What replies to a read-back mean lives in ./confirm.ts, how
+// answers are read in ./parsers, and the run()/unwind shell in ./capture.ts.
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
@@ -12,8 +15,16 @@ import {
   totalFailures,
 } from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
+import {
+  chooseQuestion,
+  confirmQuestion,
+  type ReadBackReason,
+  type ReadBackReply,
+  readBackReply,
+  watchReply,
+} from './confirm.js';
+import { refusal } from './parsers/refusal.js';
 import type { ParseResult } from './parsers/result.js';
-import { yesNo } from './parsers/yesNo.js';
 import {
   type ConfirmPolicy,
   pickReprompt,
@@ -50,16 +61,28 @@ export interface TaskSpec<T> {
   prompt?: string;
   /** Extra rule on a schema-valid value; return the problem in words, or undefined. */
   validate?: (value: T) => string | undefined | Promise<string | undefined>;
-  /** Resolves answers without a model where it can (a digit string, "yes"). */
+  /**
+   * Resolves answers without a model where it can (a digit string, "yes"). An approximate
+   * match ("about six") is read back before it is taken, whatever `confirm` says; a nomatch
+   * with `candidates` ("seven or eight") makes the task ask which.
+   */
   parse?: (text: string, ctx: ParseContext) => ParseResult<T>;
+  /**
+   * Reads a partial correction of a value the caller just heard read back ("no, it's D O E",
+   * "the last four are 1 2 3 4") and returns the patched value; nomatch when the words are not
+   * a patch, invalid when they are but fit no single part (the caller is asked again).
+   */
+  correct?: (pending: T, text: string) => ParseResult<T>;
   /**
    * Canonicalises a submitted value (from the model or a parser), e.g. a phone number to
    * E.164; an `invalid` result goes back as the reason, `nomatch` as "not understood".
    */
   normalize?: (value: T) => ParseResult<T>;
   /**
-   * Treat a plain refusal ("I'd rather not say", "no comment") as `declined` without a
-   * model call. Default true.
+   * Treat a refusal as `declined` without a model call. Default true. An explicit refusal
+   * ("I'd rather not say", "no comment") declines at once; a soft one ("I'd rather not", "not
+   * interested") only when the parser does not read it as an answer (a yes/no task reads it
+   * as no).
    */
   detectRefusal?: boolean;
   /**
@@ -96,7 +119,8 @@ export interface KeypadEntry {
   isComplete?: (keys: string) => boolean;
 }
 
-type Phase = 'asking' | 'confirming';
+/** Asking the question, waiting on a read-back, or asking which of the caller's alternatives. */
+type Phase = 'asking' | 'confirming' | 'choosing';
 
 /** What a typed task has counted so far; flows and reports read it. */
 export interface TaskCounters {
@@ -123,7 +147,11 @@ export class TypedTask<T> extends CaptureTask<T> {
   private readonly counts = { noInput: 0, noMatch: 0, invalid: 0, rejected: 0 };
   private turns = 0;
   private phase: Phase = 'asking';
-  private pending: { value: T; modality: InputModality } | undefined;
+  private pending: { value: T; modality: InputModality; reason: ReadBackReason } | undefined;
+  /** Alternatives the caller offered ("seven or eight"), while asking which. */
+  private candidates: readonly T[] = [];
+  /** The next submission is an estimate: read it back even when the policy says never. */
+  private approximateNext = false;
   private spelled = false;
   private finished = false;
   private readonly seen = new Set<string>();
@@ -275,29 +303,27 @@ export class TypedTask<T> extends CaptureTask<T> {
       return emptyStream();
     }
     const modality = this.call?.lastInputModality ?? 'text';
-    if (this.phase === 'confirming') {
-      const answer = yesNo(text);
-      if (answer.kind === 'match')
-        return this.localCall(TASK_TOOLS.confirm, { correct: answer.value });
-      if (this.spec.modelFallback !== false) return this.model(chatCtx, toolCtx, modelSettings);
-      this.counts.noMatch += 1;
-      return this.checkCaps() ? emptyStream() : textStream(this.confirmQuestion());
+    if (this.phase !== 'asking') {
+      return this.onReadBackReply(text, modality, chatCtx, toolCtx, modelSettings);
     }
-    if (this.spec.detectRefusal !== false && isRefusal(text)) {
-      this.finish({
-        status: 'declined',
-        attempts: this.failures() + 1,
-        reason: `caller declined: "${text.trim()}"`,
-      });
-      return emptyStream();
-    }
+    const declined = this.spec.detectRefusal === false ? undefined : refusal(text);
+    if (declined === 'explicit') return this.decline(text);
     if (this.spec.parse) {
       const parsed = this.spec.parse(text, { now: this.call?.clock.now() ?? Date.now(), modality });
       if (parsed.kind === 'match') {
-        return this.localCall(
-          TASK_TOOLS.submit,
-          this.wrapsValue ? { value: parsed.value } : (parsed.value as Record<string, unknown>),
-        );
+        this.approximateNext = parsed.approximate === true;
+        return this.localCall(TASK_TOOLS.submit, this.toolArgs(parsed.value));
+      }
+      if (declined === 'soft') return this.decline(text);
+      const offered = parsed.kind === 'nomatch' ? this.validCandidates(parsed.candidates) : [];
+      if (offered.length === 1) {
+        this.approximateNext = true;
+        return this.localCall(TASK_TOOLS.submit, this.toolArgs(offered[0]!));
+      }
+      if (offered.length > 1) {
+        this.phase = 'choosing';
+        this.candidates = offered;
+        return textStream(this.chooseQuestion());
       }
       if (parsed.kind === 'invalid') {
         this.counts.invalid += 1;
@@ -309,8 +335,107 @@ export class TypedTask<T> extends CaptureTask<T> {
         this.counts.noMatch += 1;
         return this.checkCaps() ? emptyStream() : textStream(this.reprompt('noMatch'));
       }
+    } else if (declined === 'soft') {
+      return this.decline(text);
     }
     return this.model(chatCtx, toolCtx, modelSettings);
+  }
+
+  /** A reply while a read-back or a "which one?" is pending (see ./confirm.ts). */
+  private onReadBackReply(
+    text: string,
+    modality: InputModality,
+    chatCtx: llm.ChatContext,
+    toolCtx: llm.ToolContext,
+    modelSettings: voice.ModelSettings,
+  ):
+    | Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>>
+    | ReadableStream<llm.ChatChunk | string | FlushSentinel> {
+    const ctx = { now: this.call?.clock.now() ?? Date.now(), modality };
+    const parse = this.spec.parse;
+    const correct = this.spec.correct;
+    const state =
+      this.phase === 'choosing'
+        ? { kind: 'choose' as const, candidates: this.candidates }
+        : this.pending
+          ? { kind: 'confirm' as const, value: this.pending.value, reason: this.pending.reason }
+          : undefined;
+    const reply: ReadBackReply<T> = state
+      ? readBackReply(text, state, {
+          parse: parse && ((t) => parse(t, ctx)),
+          correct,
+        })
+      : { kind: 'unclear' };
+    switch (reply.kind) {
+      case 'yes':
+        return this.localCall(TASK_TOOLS.confirm, { correct: true });
+      case 'no':
+        return this.localCall(TASK_TOOLS.confirm, { correct: false });
+      case 'replace':
+      case 'pick': {
+        if (reply.kind === 'replace' && reply.rejected) this.reject();
+        this.clearReadBack();
+        this.approximateNext = reply.kind === 'replace' && reply.approximate === true;
+        return this.localCall(TASK_TOOLS.submit, this.toolArgs(reply.value));
+      }
+      case 'retry':
+        this.reject();
+        this.clearReadBack();
+        if (this.checkCaps()) return emptyStream();
+        return textStream(
+          joinSpeech(reply.reason ?? 'Sorry about that.', this.reprompt('invalid')),
+        );
+      case 'rejectUnclear':
+      case 'unclear':
+        if (this.spec.modelFallback !== false && this.phase === 'confirming') {
+          return this.model(chatCtx, toolCtx, modelSettings);
+        }
+        if (reply.kind === 'rejectUnclear') {
+          this.reject();
+          this.clearReadBack();
+          return this.checkCaps() ? emptyStream() : textStream(this.reaskAfterRejection());
+        }
+        this.counts.noMatch += 1;
+        if (this.checkCaps()) return emptyStream();
+        return textStream(
+          this.phase === 'choosing' ? this.chooseQuestion() : this.confirmQuestion(),
+        );
+    }
+  }
+
+  private decline(text: string): ReadableStream<llm.ChatChunk | string | FlushSentinel> {
+    this.finish({
+      status: 'declined',
+      attempts: this.failures() + 1,
+      reason: `caller declined: "${text.trim()}"`,
+    });
+    return emptyStream();
+  }
+
+  /** The submit tool's arguments for a value. */
+  private toolArgs(value: T): Record<string, unknown> {
+    return this.wrapsValue ? { value } : (value as Record<string, unknown>);
+  }
+
+  /** Offered alternatives that the schema accepts. */
+  private validCandidates(candidates: readonly unknown[] | undefined): T[] {
+    return (candidates ?? []).flatMap((c) => {
+      const checked = this.spec.schema.safeParse(c);
+      return checked.success ? [checked.data] : [];
+    });
+  }
+
+  /** The caller said the read-back value is wrong. */
+  private reject(): void {
+    if (this.phase === 'confirming') this.counts.rejected += 1;
+    this.spelled = true;
+  }
+
+  /** Nothing is pending any more: the next answer is a fresh one. */
+  private clearReadBack(): void {
+    this.phase = 'asking';
+    this.pending = undefined;
+    this.candidates = [];
   }
 
   private async onSubmit(args: Record<string, unknown>): Promise<string | undefined> {
@@ -327,9 +452,12 @@ export class TypedTask<T> extends CaptureTask<T> {
     if (problem) throw new llm.ToolError(problem);
     const modality = this.call?.lastInputModality ?? 'text';
     const policy = this.spec.confirm ?? 'never';
-    if (policy === 'always' || (policy === 'audio' && modality === 'speech')) {
+    const approximate = this.approximateNext;
+    this.approximateNext = false;
+    if (approximate || policy === 'always' || (policy === 'audio' && modality === 'speech')) {
       this.phase = 'confirming';
-      this.pending = { value, modality };
+      this.candidates = [];
+      this.pending = { value, modality, reason: approximate ? 'approximate' : 'policy' };
       return `Read the answer back and ask the caller to confirm: ${this.readBack(value)}`;
     }
     this.finish({ status: 'ok', value, attempts: this.failures() + 1, modality });
@@ -351,10 +479,8 @@ export class TypedTask<T> extends CaptureTask<T> {
       });
       return undefined;
     }
-    this.counts.rejected += 1;
-    this.phase = 'asking';
-    this.pending = undefined;
-    this.spelled = true;
+    this.reject();
+    this.clearReadBack();
     if (this.checkCaps()) return undefined;
     return 'The caller said that is wrong. Ask for the answer again.';
   }
@@ -497,7 +623,13 @@ export class TypedTask<T> extends CaptureTask<T> {
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
   ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
-    return (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
+    const stream = (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
+    if (this.phase === 'asking') return stream;
+    // The model asked something of its own while a read-back was pending (e.g. the question
+    // again): that value may no longer be confirmed by the caller's next answer.
+    return watchReply(stream, Object.values(TASK_TOOLS), () => {
+      if (!this.finished) this.clearReadBack();
+    });
   }
 
   private reprompt(kind: 'noInput' | 'noMatch' | 'invalid'): string {
@@ -524,7 +656,11 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   private confirmQuestion(): string {
     if (!this.pending) return this.reprompt('noMatch');
-    return `I have ${this.readBack(this.pending.value)}. Is that right?`;
+    return confirmQuestion(this.readBack(this.pending.value), this.pending.reason);
+  }
+
+  private chooseQuestion(): string {
+    return chooseQuestion(this.candidates.map((c) => this.readBack(c)));
   }
 
   private reaskAfterRejection(): string {
@@ -532,12 +668,9 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 }
 
-const REFUSAL =
-  /\b(rather not|prefer not to|(do not|don't|dont) want to (say|tell|answer|give|share)|won't (say|tell|give|share)|not (going|gonna) to (say|tell|give|share)|no comment|none of your business|not telling( you)?|skip (this|that|it)|pass on (this|that))\b/i;
-
-/** True when an utterance is a plain refusal to answer. */
+/** True when an utterance is a refusal to answer ("I'd rather not say", "not interested"). */
 export function isRefusal(text: string): boolean {
-  return REFUSAL.test(text.replace(/[’‘]/g, "'"));
+  return refusal(text) !== undefined;
 }
 
 function isTaskTool(name: string): boolean {

@@ -46,6 +46,12 @@ export interface MenuConfig<V> {
   backKey?: string;
   /** Accept spoken answers (default true). */
   allowSpeech?: boolean;
+  /**
+   * Also pick options by position in speech ("the second one", "the last one"). Off by default:
+   * on a phone menu "two" is a key, and "the second one" is only clear when the options were
+   * read as a list.
+   */
+  positional?: boolean;
   /** Ask the model when speech matches no label, synonym or key (default true). */
   modelFallback?: boolean;
   /** Extra guidance for the fallback model. */
@@ -116,9 +122,10 @@ export function menuPrompt<V>(config: MenuConfig<V>): string {
 }
 
 /**
- * A phone menu: keys pick options, speech is matched on keys, labels and synonyms without
- * a model, and only free speech nothing matches goes to the model (a `submit` tool taking
- * the option's key, or `report_unclear`).
+ * A phone menu: keys pick options, speech is matched on keys, labels, synonyms and partial
+ * mentions ("agent please" for "an agent", "operator") without a model, and only free speech
+ * nothing matches goes to the model (a `submit` tool taking the option's key, or
+ * `report_unclear`).
  */
 export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
   readonly menu: MenuConfig<V>;
@@ -213,7 +220,9 @@ export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
       label: o.label,
       synonyms: o.synonyms,
     }));
-    const parsed = choice(text, options, { positional: false });
+    // Labels, synonyms, a word only one option uses ("agent please" for "an agent"), common
+    // words for an agent ("operator"); never a guess when two options match.
+    const parsed = choice(text, options, { positional: this.menu.positional === true });
     if (parsed.kind === 'match') return this.reply(this.pick(parsed.value, modality));
     if (this.menu.modelFallback === false) return this.reply(this.fail('noMatch'));
     return this.model(chatCtx, toolCtx, modelSettings);

@@ -209,7 +209,9 @@ describe('example room entries start and end cleanly', () => {
     // In a room the researcher runs on OpenAI: the key must exist, though this call never
     // delegates, so the model is never reached.
     vi.stubEnv('OPENAI_API_KEY', 'unused-in-this-call');
-    cleanups.push(() => vi.unstubAllEnvs());
+    cleanups.push(async () => {
+      vi.unstubAllEnvs();
+    });
     const name = freshRoom();
     sim.rooms.join(name, ALICE);
     const text = textCalls(new ScriptedLLM());

@@ -1,10 +1,9 @@
-import { llm, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { Outcome } from '../../src/outcome.js';
 import type { TaskDefinition } from '../../src/tasks/define.js';
 import * as tasks from '../../src/tasks/prebuilt.js';
-import { ScriptedLLM, type ScriptStep } from '../../src/testing/scripted-llm.js';
-import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import type { ScriptStep } from '../../src/testing/scripted-llm.js';
+import type { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { startTask } from './desk.js';
 
 /**
  * One prebuilt task and the caller lines that exercise it. `good` is resolved by the
@@ -145,24 +144,6 @@ const cases: Record<string, Case<unknown>> = {
   },
 } as const as unknown as Record<string, Case<unknown>>;
 
-class Desk extends voice.Agent {
-  outcomes: Outcome<unknown>[] = [];
-  constructor(task: TaskDefinition<unknown>) {
-    super({
-      instructions: 'Front desk.',
-      tools: {
-        capture: llm.tool({
-          description: 'Capture the value.',
-          execute: async () => {
-            this.outcomes.push(await task.run());
-            return 'done';
-          },
-        }),
-      },
-    });
-  }
-}
-
 let caller: SimulatedCaller | undefined;
 afterEach(async () => {
   await caller?.close();
@@ -170,14 +151,9 @@ afterEach(async () => {
 });
 
 async function start(def: TaskDefinition<unknown>, taskScript: ScriptStep[] = []) {
-  const model = new ScriptedLLM()
-    .for(Desk, [{ toolCalls: [{ name: 'capture' }] }, { say: 'Thank you.' }])
-    .for(def.name, taskScript);
-  const desk = new Desk(def);
-  caller = await SimulatedCaller.start({ agent: desk, llm: model });
-  await caller.say('hello');
-  expect(caller.agentLines.at(-1)).toBe(def.spec.prompt);
-  return { desk, caller, model };
+  const started = await startTask(def, taskScript);
+  caller = started.caller;
+  return started;
 }
 
 const confirms = (def: TaskDefinition<unknown>) =>

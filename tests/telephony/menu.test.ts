@@ -228,4 +228,51 @@ describe('menu definition checks', () => {
     expect(isTasklineError(error, 'invalid_argument')).toBe(true);
     expect((error as Error).message).toMatch(message);
   });
+
+  describe('speech matched like a person would', () => {
+    const withAgent = {
+      ...options,
+      '4': { label: 'an agent', value: 'agent' },
+    };
+
+    it.each([
+      ['agent please', 'agent'],
+      ['operator', 'agent'],
+      ['can I talk to a real person', 'agent'],
+      ['um, technical support please', 'support'],
+      ['I think my card is broken', 'support'],
+      ['billing, no wait, sales', 'sales'],
+    ])('%j → %s without a model', async (said, value) => {
+      const { caller, runner, model } = await start({ options: withAgent });
+      await caller.say(said);
+      expect(runner.outcomes).toEqual([{ status: 'ok', value, attempts: 1, modality: 'speech' }]);
+      expect(model.requests).toEqual([]);
+    });
+
+    it.each([['billing or sales'], ["I don't want an agent"], ['what is sales?']])(
+      '%j is never a guess: it goes to the model',
+      async (said) => {
+        const { caller, runner, model } = await start({ options: withAgent }, [
+          { toolCalls: [{ name: 'report_unclear', args: { reason: 'unclear' } }] },
+        ]);
+        await caller.say(said);
+        expect(runner.outcomes).toEqual([]);
+        expect(model.requestsFor('main')).toHaveLength(1);
+      },
+    );
+
+    it('takes "the second one" only when positions are on', async () => {
+      const on = await start({ positional: true });
+      await on.caller.say('the second one');
+      expect(on.runner.outcomes).toEqual([
+        { status: 'ok', value: 'support', attempts: 1, modality: 'speech' },
+      ]);
+      await on.caller.close();
+      const off = await start({ modelFallback: false, retry: { maxNoMatch: 1 } });
+      await off.caller.say('the second one');
+      expect(off.runner.outcomes).toEqual([
+        { status: 'nomatch', attempts: 1, reason: 'not understood 1 times' },
+      ]);
+    });
+  });
 });

@@ -8,13 +8,16 @@ import {
   isoDate,
   MONTH_NAMES,
   MONTHS,
+  parseIsoDate,
   WEEKDAY_NAMES,
   WEEKDAYS,
   weekdayOf,
 } from './calendar.js';
+import { holiday } from './holidays.js';
 import { parseCardinal, parseOrdinal, TEENS, TENS } from './numerals.js';
-import { invalid, match, nomatch, type ParseResult } from './result.js';
-import { cleanTokens, plainWords } from './words.js';
+import { approximately, invalid, match, nomatch, type ParseResult } from './result.js';
+import { selfCorrected, unhedge } from './speech.js';
+import { cleanTokens, normalize, plainWords } from './words.js';
 
 /** The clock and conventions a spoken date is resolved against. */
 export interface DateOptions {
@@ -149,10 +152,60 @@ function explicitDate(
   for (const { day, after } of dayCandidates) {
     const yearWords = after[0] === 'of' || after[0] === 'in' ? after.slice(1) : after;
     if (yearWords.length === 0) return withoutYear(today, month, day, prefer);
-    const year = parseYear(yearWords);
+    const year = parseYear(yearWords) ?? twoDigitYear(yearWords, today, prefer);
     if (year !== undefined) return checkDay(year, month, day);
   }
   return undefined;
+}
+
+/**
+ * "eighty four" as a year: the latest such year up to now with prefer 'past' (a birthday), the
+ * first from now with 'future'; without `prefer` the century would be a guess → undefined.
+ */
+function twoDigitYear(
+  words: readonly string[],
+  today: CalendarDate,
+  prefer: DateOptions['prefer'],
+): number | undefined {
+  if (prefer === undefined || words.length > 2) return undefined;
+  const yy = parseCardinal(words);
+  if (yy === undefined || !Number.isInteger(yy) || yy < 0 || yy > 99) return undefined;
+  if (words.length === 1 && !/^\d{2}$/.test(words[0]!) && yy < 20) return undefined;
+  const century = today.y - (today.y % 100);
+  if (prefer === 'past') return century + yy <= today.y ? century + yy : century - 100 + yy;
+  return century + yy >= today.y ? century + yy : century + 100 + yy;
+}
+
+/** "the first of next month", "the 5th of this month", "the tenth next month". */
+function monthRelativeDay(words: readonly string[], today: CalendarDate): Resolved | undefined {
+  let w = words[0] === 'the' ? words.slice(1) : [...words];
+  if (w[w.length - 1] !== 'month' || w.length < 3) return undefined;
+  const which = w[w.length - 2];
+  const offset = which === 'next' || which === 'following' ? 1 : which === 'this' ? 0 : undefined;
+  if (offset === undefined) return undefined;
+  w = w.slice(0, -2);
+  if (w[w.length - 1] === 'of') w = w.slice(0, -1);
+  const day = w.length <= 2 ? parseOrdinal(w) : undefined;
+  if (day === undefined) return undefined;
+  const { y, m } = addMonths({ y: today.y, m: today.m, d: 1 }, offset);
+  return checkDay(y, m, day);
+}
+
+/** "Christmas day", "New Year's Eve", "Easter": completed like a date without a year. */
+function holidayDate(
+  words: readonly string[],
+  today: CalendarDate,
+  prefer: DateOptions['prefer'],
+): Resolved | undefined {
+  const w = words[0] === 'on' || words[0] === 'for' ? words.slice(1) : words;
+  const named = holiday(w, today.y);
+  if (named === undefined) return undefined;
+  let y = today.y;
+  const c = compareDates({ y, ...named }, today);
+  if (prefer === 'future' && c < 0) y++;
+  if (prefer === 'past' && c > 0) y--;
+  const inYear = holiday(w, y)!;
+  return checkDay(y, inYear.m, inYear.d);
 }
 
 /** "the 5th": a day of the current month (or the next / previous one, per `prefer`). */
@@ -252,11 +305,38 @@ function weekdayPhrase(
   if (w.length !== 1) return undefined;
   const target = WEEKDAYS.get(w[0]!);
   if (target === undefined) return undefined;
-  const delta = (target - weekdayOf(today) + 7) % 7;
-  if (mode === 'next') return addDays(today, delta === 0 ? 7 : delta);
-  if (mode === 'last') return addDays(today, delta === 0 ? -7 : delta - 7);
+  const weekday = weekdayOf(today);
+  const delta = (target - weekday + 7) % 7;
+  if (mode === 'next' || mode === 'last') {
+    // "next Friday" on a Wednesday may be the coming Friday or the one of next week: take it
+    // only when both readings (with weeks starting Sunday or Monday) agree.
+    const sign = mode === 'next' ? 1 : -1;
+    const nearest = mode === 'next' ? (delta === 0 ? 7 : delta) : delta === 0 ? -7 : delta - 7;
+    const ofWeek = (start: number) => {
+      const offset = (target - start + 7) % 7;
+      const weekStart = -((weekday - start + 7) % 7);
+      return weekStart + sign * 7 + offset;
+    };
+    if (ofWeek(0) !== nearest || ofWeek(1) !== nearest) return undefined;
+    return addDays(today, nearest);
+  }
   if (mode === 'bare' && prefer === 'past') return addDays(today, delta === 0 ? 0 : delta - 7);
   return addDays(today, delta);
+}
+
+/** "4/15": month and day without a year, only when the day is unambiguous (over 12, or = month). */
+function numericMonthDay(
+  token: string,
+  today: CalendarDate,
+  prefer: DateOptions['prefer'],
+): Resolved | undefined {
+  const md = /^(\d{1,2})\/(\d{1,2})$/.exec(token);
+  if (!md) return undefined;
+  const a = Number(md[1]);
+  const b = Number(md[2]);
+  if (a === b || (a <= 12 && b > 12)) return withoutYear(today, a, b, prefer);
+  if (a > 12 && b <= 12) return withoutYear(today, b, a, prefer);
+  return undefined;
 }
 
 /** "2026-03-05", "2026/3/5"; "5/3/2026" only when the day is unambiguous (over 12, or = month). */
@@ -281,8 +361,21 @@ function resolve(
   const named =
     namedDay(words, today) ?? relativeOffset(words, today) ?? weekdayPhrase(words, today, prefer);
   if (named !== undefined) return match(named);
-  return explicitDate(words, today, prefer) ?? dayOfMonth(words, today, prefer);
+  return (
+    explicitDate(words, today, prefer) ??
+    monthRelativeDay(words, today) ??
+    dayOfMonth(words, today, prefer) ??
+    holidayDate(words, today, prefer)
+  );
 }
+
+/** Parts of a day or a clock time said with a date ("tomorrow at 3 pm", "Friday morning"). */
+const TIME_OF_DAY =
+  /\s+(?:(?:in the |this )?(?:morning|afternoon|evening|night)|at (?:\d{1,2}(?::\d{2})?|[a-z]+)(?: [a-z0-9]+)?(?: ?[ap]\.?m\.?)?|around (?:noon|midday|\d{1,2}(?::\d{2})? ?[ap]\.?m\.?))\s*$/u;
+
+/** "tomorrow, no, the day after": a correction relative to the date just said. */
+const ELLIPTIC =
+  /^(.*?)[\s,.]+(?:no|no wait|wait|sorry|no sorry|i mean|actually|make that|or rather)[\s,.]+(?:make it |make that )?(the day after|the day before|the next day|the following day|the day after that|the day before that|a day later|a day earlier)[\s.!?]*$/u;
 
 /**
  * Reads a calendar date and returns it as ISO "YYYY-MM-DD", resolved against `options.now` in
@@ -294,15 +387,30 @@ function resolve(
  * Ambiguous forms ("next week", "3/4/2026") → nomatch.
  */
 export function date(text: string, options: DateOptions): ParseResult<string> {
+  const elliptic = ELLIPTIC.exec(normalize(text));
+  if (elliptic) {
+    const head = dateOnce(elliptic[1]!, options);
+    if (head.kind !== 'match') return nomatch();
+    const back = /before|earlier/u.test(elliptic[2]!);
+    const base = parseIsoDate(head.value)!;
+    return match(isoDate(addDays(base, back ? -1 : 1)));
+  }
+  return selfCorrected(text, (t) => dateOnce(t, options)) ?? dateOnce(text, options);
+}
+
+function dateOnce(text: string, options: DateOptions): ParseResult<string> {
   const today = calendarDateIn(options.now, options.timeZone ?? 'UTC');
-  let tokens = cleanTokens(text);
+  let tokens = cleanTokens(normalize(text).replace(TIME_OF_DAY, ''));
   while (tokens.length > 1 && LEADING.has(tokens[0]!)) tokens = tokens.slice(1);
   if (tokens.length === 1) {
-    const numeric = numericDate(tokens[0]!);
+    const numeric = numericDate(tokens[0]!) ?? numericMonthDay(tokens[0]!, today, options.prefer);
     if (numeric !== undefined)
-      return numeric.kind === 'match' ? match(isoDate(numeric.value)) : numeric;
+      return numeric.kind === 'match' ? match(isoDate(numeric.value)) : nomatchOr(numeric);
   }
-  let words = tokens.flatMap((t) => plainWords(t));
+  const hedged = unhedge(tokens.flatMap((t) => plainWords(t)));
+  if (hedged === undefined) return nomatch();
+  let words = hedged.words;
+  while (words.length > 1 && LEADING.has(words[0]!)) words = words.slice(1);
   let weekday: number | undefined;
   const first = WEEKDAYS.get(words[0] ?? '');
   if (first !== undefined && words.length > 1) {
@@ -314,13 +422,20 @@ export function date(text: string, options: DateOptions): ParseResult<string> {
   }
   const result = resolve(words, today, options.prefer);
   if (result === undefined) return nomatch();
-  if (result.kind !== 'match') return result;
+  if (result.kind !== 'match') return nomatchOr(result);
   const resolved = result.value;
   if (weekday !== undefined && weekdayOf(resolved) !== weekday) {
+    // "Tuesday the 21st" may mean another month's 21st: only a said month makes it a mistake.
+    if (!words.some((w) => MONTHS.has(w))) return nomatch();
     const said = `${MONTH_NAMES[resolved.m - 1]} ${resolved.d}, ${resolved.y}`;
     return invalid(
       `${said} is a ${WEEKDAY_NAMES[weekdayOf(resolved)]}, not a ${WEEKDAY_NAMES[weekday]}.`,
     );
   }
-  return match(isoDate(resolved));
+  return hedged.approximate ? approximately(isoDate(resolved)) : match(isoDate(resolved));
+}
+
+/** A resolved date that is not a match as a result of the string-valued parser. */
+function nomatchOr(result: Resolved): ParseResult<string> {
+  return result.kind === 'invalid' ? result : nomatch();
 }

@@ -1,5 +1,6 @@
 import { DIGIT_WORDS, TEENS, TENS } from './numerals.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { selfCorrected } from './speech.js';
 import { normalize, removeFillers, stripLeadIns } from './words.js';
 
 /** Rules for a spoken or typed digit string (a PIN, an account number, a menu key). */
@@ -129,9 +130,17 @@ function describeLength(options: DigitsOptions): string {
 
 /**
  * Reads a spoken or typed digit string (see `spokenDigits`) and checks it: a character outside
- * `validDigits` or a length outside `minLength`…`maxLength` → invalid with a reason.
+ * `validDigits` or a length outside `minLength`…`maxLength` → invalid with a reason. A
+ * self-correction counts its last digits ("4 7 1 2, sorry, 4 7 1 3").
  */
 export function digits(text: string, options: DigitsOptions = {}): ParseResult<string> {
+  return (
+    selfCorrected(text, (t) => digitsOnce(t, options), { bareNo: false }) ??
+    digitsOnce(text, options)
+  );
+}
+
+function digitsOnce(text: string, options: DigitsOptions): ParseResult<string> {
   const value = spokenDigits(text);
   if (value === undefined) return nomatch();
   const valid = options.validDigits ?? '0123456789';

@@ -1,6 +1,9 @@
+import { patchEmail } from './correct.js';
 import { inSpelling, readSpelledLetter } from './letters.js';
+import { spelledWord } from './name.js';
 import { chunkCardinals, digitValue, isNumberWord } from './numerals.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { lastCorrection } from './speech.js';
 import { removeFillers, splitTokens, stripLeadIns } from './words.js';
 
 /** Mail providers a caller often names without ".com" ("john at gmail"). */
@@ -146,7 +149,80 @@ function validate(address: string): ParseResult<string> {
  * nomatch; a malformed address → invalid with what is wrong.
  */
 export function email(text: string): ParseResult<string> {
+  const correction = lastCorrection(text);
+  if (correction !== undefined) {
+    if (correction.tail === '') return correction.head === '' ? nomatch() : emailOnce(text);
+    // "paul at gmail dot com, no sorry, at yahoo dot com": the domain alone is corrected.
+    if (/^\s*(?:at|@)\b/iu.test(correction.tail)) {
+      const head = emailOnce(correction.head);
+      if (head.kind !== 'match') return nomatch();
+      const local = head.value.slice(0, head.value.indexOf('@'));
+      const fixed = emailOnce(`${local} ${correction.tail}`);
+      return fixed.kind === 'match' ? fixed : nomatch();
+    }
+    const fixed = emailOnce(correction.tail);
+    return fixed.kind === 'nomatch' ? nomatch() : fixed;
+  }
+  // "jane dot doe at example dot com, that's D O E": a spelling of one part of it.
+  const spelled = SPELLED_AFTER.exec(text);
+  if (spelled) {
+    const word = spelledWord(spelled[2]!);
+    if (word !== undefined) {
+      const head = emailOnce(spelled[1]!);
+      if (head.kind !== 'match') return head;
+      const patched = patchEmail(head.value, word);
+      return patched === undefined ? nomatch() : validate(patched);
+    }
+  }
+  // "anna dot b at gmail dot com, B as in bravo": what follows a complete address after a
+  // comma clarifies it; it is never more of the address.
+  const comma = text.lastIndexOf(',');
+  if (comma > 0 && !/\b(?:at|dot)\b|@|\./iu.test(text.slice(comma + 1))) {
+    const head = emailOnce(text.slice(0, comma));
+    if (head.kind === 'match') {
+      const word = spelledWord(text.slice(comma + 1));
+      const patched = word === undefined ? undefined : patchEmail(head.value, word);
+      return patched === undefined ? nomatch() : validate(patched);
+    }
+  }
+  return emailOnce(text);
+}
+
+/** An address followed by the spelling of one of its parts. */
+const SPELLED_AFTER = /^(.*\S)[\s,;.]+(?:that's|that is|spelled|spelt|it's)\b[\s,:]*(.+)$/iu;
+
+/**
+ * Words that describe an address rather than spell it ("my first name at gmail", "the usual
+ * one at work"): an address made of them would be invented.
+ */
+const DESCRIBING = new Set([
+  'my',
+  'your',
+  'his',
+  'her',
+  'our',
+  'their',
+  'the',
+  'first',
+  'last',
+  'name',
+  'surname',
+  'same',
+  'usual',
+  'email',
+  'address',
+  'is',
+  "it's",
+  'what',
+  'whatever',
+]);
+
+function emailOnce(text: string): ParseResult<string> {
   const tokens = stripEmailLeadIn(stripLeadIns(removeFillers(splitTokens(text))));
   if (tokens.length === 0) return nomatch();
+  if (tokens.some((t) => DESCRIBING.has(t))) return nomatch();
+  // "john at gmail dot com or john at yahoo dot com": two addresses, neither is the answer.
+  const or = tokens.indexOf('or');
+  if (or > 0 && tokens.slice(or + 1).some((t) => t === 'at' || t.includes('@'))) return nomatch();
   return validate(assemble(tokens));
 }

@@ -3,15 +3,25 @@
  * "4 1 5 5" are understood without a model call; read-back helpers spell values for confirmation.
  */
 export { type ChoiceOption, type ChoiceParseOptions, choice } from './choice.js';
+export { afterRejection, patchDigitEnd, patchEmail, spelledTarget } from './correct.js';
 export { type DateOptions, date } from './date.js';
 export { type DigitsOptions, digits, type SpokenDigitsOptions, spokenDigits } from './digits.js';
 export { email } from './email.js';
 export { type FreeTextOptions, freeText } from './freeText.js';
 export { type LikertOptions, likert } from './likert.js';
-export { name, type PersonName } from './name.js';
+export { name, type PersonName, spelledWord } from './name.js';
 export { type NumberOptions, number } from './number.js';
 export { type PhoneOptions, phone } from './phone.js';
-export { invalid, isMatch, match, nomatch, type ParseResult } from './result.js';
+export { refusal } from './refusal.js';
+export {
+  alternatives,
+  approximately,
+  invalid,
+  isMatch,
+  match,
+  nomatch,
+  type ParseResult,
+} from './result.js';
 export {
   groupDigits,
   type ReadBackKind,

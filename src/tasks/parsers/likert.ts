@@ -1,7 +1,15 @@
 import { TasklineError } from '../../core/errors.js';
 import { type ChoiceOption, choice } from './choice.js';
-import { checkNumber, readNumber } from './number.js';
-import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { readQuantity } from './number.js';
+import {
+  alternatives,
+  approximately,
+  invalid,
+  match,
+  nomatch,
+  type ParseResult,
+} from './result.js';
+import { selfCorrected } from './speech.js';
 import { cleanTokens } from './words.js';
 
 /** A rating scale: whole numbers from `min` to `max`, optionally with spoken labels. */
@@ -14,72 +22,66 @@ export interface LikertOptions {
   labels?: Readonly<Record<number, string>>;
 }
 
-function assertScale(options: LikertOptions): void {
-  const { min, max } = options;
-  if (!Number.isInteger(min) || !Number.isInteger(max) || min >= max) {
+function assertScale(options: LikertOptions | undefined): asserts options is LikertOptions {
+  const min = options?.min;
+  const max = options?.max;
+  if (!Number.isInteger(min) || !Number.isInteger(max) || min! >= max!) {
     throw new TasklineError(
       'invalid_argument',
-      `likert needs integer bounds with min < max; got min=${min}, max=${max}. Fix the task definition.`,
+      `likert needs a scale { min, max } with integer bounds and min < max; got ${
+        options === undefined ? 'no scale' : `min=${min}, max=${max}`
+      }. Fix the task definition.`,
     );
   }
 }
 
-/** Removes "out of five", "/5", "stars", "a …" around a rating; returns the rest and any "out of". */
-function stripScaleWords(text: string): { core: string; outOf?: number } {
-  let core = cleanTokens(text).join(' ');
-  let outOf: number | undefined;
-  const slash = /^(.*\d)\s*\/\s*(\d+)$/u.exec(core);
-  const outOfPhrase = /^(.*?)\s+(?:out of|of)\s+(.+)$/u.exec(core);
-  if (slash) {
-    core = slash[1]!;
-    outOf = Number(slash[2]);
-  } else if (outOfPhrase) {
-    const denominator = readNumber(outOfPhrase[2]!);
-    if (denominator !== undefined) {
-      core = outOfPhrase[1]!;
-      outOf = denominator;
-    }
-  }
-  core = core
+/** Removes "stars", "points" and "I'd give it …" around a rating. */
+function stripRatingWords(text: string): string {
+  return cleanTokens(text)
+    .join(' ')
     .replace(/\b(?:stars?|points?)\b/gu, ' ')
-    .replace(/^(?:i'd|i would|i will|i'll)?\s*(?:give|rate)\s+(?:it|you|them|that)\s+/u, '')
-    .replace(/^(?:a|an)\s+(?=\S)/u, '')
+    .replace(/^(?:i'd|i would|i will|i'll)?\s*(?:give|rate)\s+(?:it|you|them|that|this)\s+/u, '')
     .trim();
-  return outOf === undefined ? { core } : { core, outOf };
 }
 
-/**
- * Reads a rating on a scale: a number in range ("four", "4", "4 out of 5", "I'd give it a 4")
- * or one of the label texts ("very likely"). A number outside the scale, a fraction, or an
- * "out of N" that is not the scale's top → invalid with a reason. Throws `invalid_argument` for
- * a malformed scale (a programming error, not caller behaviour).
- */
-export function likert(text: string, options: LikertOptions): ParseResult<number> {
-  assertScale(options);
+const inScale = (v: number, { min, max }: LikertOptions) =>
+  Number.isInteger(v) && v >= min && v <= max;
+
+function likertOnce(text: string, options: LikertOptions): ParseResult<number> {
   const { min, max } = options;
-  const { core, outOf } = stripScaleWords(text);
-  const value = readNumber(core);
-  if (value !== undefined) {
-    if (outOf !== undefined && outOf !== max) {
+  const q = readQuantity(stripRatingWords(text));
+  if (q?.kind === 'alternatives') {
+    const valid = q.values.filter((v) => inScale(v, options));
+    return valid.length >= 2 ? alternatives(valid) : nomatch();
+  }
+  if (q?.kind === 'value') {
+    if (q.outOf !== undefined && q.outOf !== max) {
       return invalid(`Please use the scale from ${min} to ${max}.`);
     }
-    const checked = checkNumber(value, { min, max, integer: true });
-    if (checked.kind === 'invalid') {
+    if (!inScale(q.value, options))
       return invalid(`Please pick a whole number from ${min} to ${max}.`);
-    }
-    return checked;
+    return q.approximate ? approximately(q.value) : match(q.value);
   }
   const labels: ChoiceOption[] = Object.entries(options.labels ?? {}).map(([point, label]) => ({
     value: point,
     label,
   }));
-  const picked = choiceByLabel(text, labels);
-  if (picked.kind === 'match') return match(Number(picked.value));
-  return nomatch();
+  if (labels.length === 0) return nomatch();
+  // Label matching without positions or partial words: on a scale, "the first" or "likely"
+  // inside "very likely" must not pick a point.
+  const picked = choice(text, labels, { positional: false, partial: false });
+  return picked.kind === 'match' ? match(Number(picked.value)) : nomatch();
 }
 
-/** Label matching without positional words: on a scale, "the first" is not a rating. */
-function choiceByLabel(text: string, labels: readonly ChoiceOption[]): ParseResult<string> {
-  if (labels.length === 0) return nomatch();
-  return choice(text, labels, { positional: false });
+/**
+ * Reads a rating on a scale: a number in range ("four", "4", "4 out of 5", "I'd give it a 4",
+ * "a solid seven") or one of the label texts ("very likely"). "About a four" is an approximate
+ * match; "three or four" a nomatch with both as `candidates`. A number outside the scale, a
+ * fraction, or an "out of N" that is not the scale's top → invalid with a reason. Throws
+ * `invalid_argument` for a missing or malformed scale (a programming error, not caller
+ * behaviour).
+ */
+export function likert(text: string, options: LikertOptions): ParseResult<number> {
+  assertScale(options);
+  return selfCorrected(text, (t) => likertOnce(t, options)) ?? likertOnce(text, options);
 }

@@ -1,5 +1,6 @@
 import { inSpelling, isLetter, readSpelledLetter } from './letters.js';
 import { match, nomatch, type ParseResult } from './result.js';
+import { isQuestion, selfCorrected } from './speech.js';
 import { FILLERS, normalize, stripLeadIns } from './words.js';
 
 /** A person's name as a capture task returns it. */
@@ -23,8 +24,39 @@ const NAME_LEAD_INS: readonly (readonly string[])[] = [
   ['hello'],
   ['hey'],
 ];
-const NAME_TRAILERS = new Set(['speaking', 'here']);
-const HONORIFICS = new Set(['mr', 'mrs', 'ms', 'miss', 'mx', 'dr', 'mister', 'missus', 'doctor']);
+const NAME_TRAILERS = new Set(['speaking', 'here', 'calling']);
+const HONORIFICS = new Set([
+  'mr',
+  'mrs',
+  'ms',
+  'miss',
+  'mx',
+  'dr',
+  'mister',
+  'missus',
+  'doctor',
+  'prof',
+  'professor',
+  'sir',
+  'dame',
+  'rev',
+  'reverend',
+]);
+/** Generational and academic suffixes: part of how a person is addressed, not a name part. */
+const SUFFIXES = new Set([
+  'jr',
+  'junior',
+  'sr',
+  'senior',
+  'ii',
+  'iii',
+  'iv',
+  'phd',
+  'md',
+  'esq',
+  'dds',
+  'cpa',
+]);
 const PARTICLES = new Set([
   'de',
   'la',
@@ -43,8 +75,27 @@ const PARTICLES = new Set([
   'bin',
   'al',
   'st',
+  'los',
+  'las',
+  'ter',
+  'ten',
+  'ibn',
+  'y',
 ]);
-const SEPARATOR_WORDS = new Set(['space', 'then']);
+const SEPARATOR_WORDS = new Set(['space', 'then', 'spelled', 'spelt', "that's"]);
+/** Words after a name that start something else ("Tom from Acme", "Tom calling about…"). */
+const NAME_ENDS = new Set([
+  'from',
+  'with',
+  'at',
+  'calling',
+  'regarding',
+  'about',
+  'representing',
+  'on',
+  'here',
+  'speaking',
+]);
 /** Words that mean the utterance is not a name at all ("I don't know", "what?"). */
 const NOT_NAMES = new Set([
   'yes',
@@ -110,6 +161,23 @@ const NOT_NAMES = new Set([
   'again',
   'pardon',
   'huh',
+  // confirmation words: "yes that is right" is not a person called Right
+  'right',
+  'correct',
+  'wrong',
+  'incorrect',
+  'exactly',
+  'yeah',
+  'yep',
+  'yup',
+  'nope',
+  'nah',
+  'fine',
+  'good',
+  'great',
+  'perfect',
+  'absolutely',
+  'definitely',
 ]);
 const LABELS: readonly { words: readonly string[]; part: 'first' | 'last' }[] = [
   { words: ['first', 'name'], part: 'first' },
@@ -135,7 +203,9 @@ function tokenize(text: string): Token[] {
   const cleaned = text
     .normalize('NFKC')
     .replace(/[‘’ʼ`]/gu, "'")
-    .replace(/[,;:]/gu, ' | ');
+    .replace(/[,;:]/gu, ' | ')
+    // "Bond. James Bond.": a full stop after a word (not after "Dr.") ends a group.
+    .replace(/(\p{L}{3,})\.(?=\s)/gu, '$1 | ');
   const out: Token[] = [];
   for (const piece of cleaned.split(/\s+/u)) {
     if (piece === '|') {
@@ -157,7 +227,7 @@ function startsWithPhrase(
 }
 
 /** Removes lead-ins ("my name is", "this is", "I'm"), honorifics and "…speaking". */
-function stripNameLeadIns(tokens: readonly Token[]): Token[] {
+function stripNameLeadIns(tokens: readonly Token[]): { tokens: Token[]; titled: boolean } {
   let out = tokens.filter((t) => t === SEP || !FILLERS.has(t.lower));
   let changed = true;
   while (changed) {
@@ -177,12 +247,22 @@ function stripNameLeadIns(tokens: readonly Token[]): Token[] {
       }
     }
     const last = out[out.length - 1];
-    if (out.length > 1 && last !== undefined && NAME_TRAILERS.has(last.lower)) {
+    const bareLast = last?.lower.replace(/\.$/u, '') ?? '';
+    if (out.length > 1 && (NAME_TRAILERS.has(bareLast) || SUFFIXES.has(bareLast))) {
       out = out.slice(0, -1);
       changed = true;
     }
+    while (out[out.length - 1] === SEP) out = out.slice(0, -1);
   }
-  return out.filter((t) => !HONORIFICS.has(t.lower.replace(/\.$/u, '')));
+  // "Tom from Acme", "Tom, calling about my order": the name ends where the rest begins.
+  const endAt = out.findIndex((t, k) => k > 0 && NAME_ENDS.has(t.lower));
+  if (endAt > 0) out = out.slice(0, endAt);
+  while (out[out.length - 1] === SEP) out = out.slice(0, -1);
+  const title = (t: Token) => HONORIFICS.has(t.lower.replace(/\.$/u, ''));
+  // A leading "Sr." is a title (Sister, Señor), not a suffix.
+  const lead = out[0] !== undefined && SUFFIXES.has(out[0].lower.replace(/\.$/u, ''));
+  const titled = lead || out.some(title);
+  return { tokens: out.filter((t, k) => !title(t) && !(lead && k === 0)), titled };
 }
 
 function titleCase(word: string): string {
@@ -318,19 +398,68 @@ function trimConnectives(tokens: readonly Token[]): Token[] {
 }
 
 /**
- * Reads a person's name: "my name is John Smith", "this is Maria", spelled letters ("J O H N",
+ * Reads a person's name: "my name is John Smith", "this is Maria", "Dr. Emily Chen", "Robert
+ * Brown Jr." (titles and suffixes dropped), spelled letters ("J O H N",
  * "J-O-H-N", "jay oh aitch en" next to letters), a spoken name followed by its spelling ("John
  * Smyth, S M Y T H" → the spelling wins), "first name … last name …". Returns `{ first, last? }`
  * title-cased (mixed case as typed is kept; "de", "van" … stay lower case in a family name).
  * The last word (with its particles) is the family name; everything before it is the given
- * name. Sentences that are not a name ("I don't know") → nomatch.
+ * name. A self-correction counts its last name ("Mary, sorry, Marie"). Sentences that are not a
+ * name ("I don't know", "why do you need it?") or a title with one name ("Mr. Smith") → nomatch.
  */
 export function name(text: string): ParseResult<PersonName> {
-  const tokens = stripNameLeadIns(tokenize(text));
+  return selfCorrected(text, nameOnce) ?? nameOnce(text);
+}
+
+/** "my wife's name is Lisa": someone else's name; only the model knows whose is asked. */
+const OTHER_PERSON = /\b(?:my|our|his|her|their|your)\s+\p{L}+'s\s+name\b/iu;
+
+function nameOnce(text: string): ParseResult<PersonName> {
+  if (isQuestion(text) || OTHER_PERSON.test(text.replace(/[‘’ʼ`]/gu, "'"))) return nomatch();
+  const { tokens, titled } = stripNameLeadIns(tokenize(text));
   if (tokens.filter((t) => t !== SEP).length === 0) return nomatch();
   const fromLabels = labelled(tokens);
   if (fromLabels !== undefined) return match(fromLabels);
+  if (spokenGroups(tokens) > 1) return nomatch();
   const words = parsePart(tokens);
+  // "Mr. Smith": a title with one name is the family name, and no given name was said.
+  if (titled && words?.length === 1) return nomatch();
   const result = words === undefined ? undefined : split(words);
   return result === undefined ? nomatch() : match(result);
+}
+
+/**
+ * How many comma-separated groups hold spoken words not followed by their spelling: "Smith,
+ * John Smith" or "Chen, Emily" (2) could be in either order; "John, J O H N, Smith" (1 each
+ * pair) is a name and its spelling.
+ */
+function spokenGroups(tokens: readonly Token[]): number {
+  const groups: Token[][] = [[]];
+  for (const t of tokens) {
+    if (t === SEP) groups.push([]);
+    else groups[groups.length - 1]!.push(t);
+  }
+  const kinds = groups
+    .filter((g) => g.length > 0)
+    .map((g) => {
+      const ws = toWords(g);
+      if (ws === undefined) return 'other';
+      return ws.every((w) => w.spelled) ? 'spelled' : 'spoken';
+    });
+  return kinds.filter((k, i) => k === 'spoken' && kinds[i + 1] !== 'spelled').length;
+}
+
+/**
+ * The one word an utterance spells ("S M Y T H", "it's D O E", "that's J-O-H-N"), title-cased,
+ * or undefined when it is anything else: the input of a spelled correction at a read-back.
+ */
+export function spelledWord(text: string): string | undefined {
+  const lead = text.replace(
+    /^\W*(?:(?:it's|it is|that's|that is|spelled|spelt|spelling)\b[\s,:]*)+/iu,
+    '',
+  );
+  const { tokens } = stripNameLeadIns(tokenize(lead));
+  const words = toWords(tokens);
+  if (words === undefined || words.length !== 1 || !words[0]!.spelled) return undefined;
+  return words[0]!.text;
 }

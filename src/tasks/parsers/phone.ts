@@ -2,6 +2,7 @@ import type { CountryCode } from 'libphonenumber-js';
 import { spokenDigits } from './digits.js';
 import { phoneLib } from './phone-lib.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { selfCorrected } from './speech.js';
 
 /** Where a phone number said without a country code is assumed to be. */
 export interface PhoneOptions {
@@ -21,11 +22,23 @@ const LENGTH_REASONS: Readonly<Record<string, string>> = {
  * "plus four four …", "one eight hundred …", or written "(415) 555-1234", "+44 20 7946 0958")
  * and returns it in E.164 ("+14155551234") using libphonenumber-js. National numbers are read
  * in `defaultRegion` (US by default). A number that is not a possible phone number → invalid
- * with a reason; an utterance that is not digits at all → nomatch.
+ * with a reason; an utterance that is not digits at all, or a number with an extension (E.164
+ * has no place for it) → nomatch. "Area code 212, …" and self-corrections ("…, sorry, …") are
+ * understood.
  */
 export function phone(text: string, options: PhoneOptions = {}): ParseResult<string> {
+  return (
+    selfCorrected(text, (t) => phoneOnce(t, options), { bareNo: false }) ?? phoneOnce(text, options)
+  );
+}
+
+function phoneOnce(text: string, options: PhoneOptions): ParseResult<string> {
   const region = options.defaultRegion ?? 'US';
-  const raw = spokenDigits(text, { allowPlus: true });
+  // "area code 212, 555 0147": the words name the parts; an extension has no E.164 form.
+  if (/\b(?:extension|ext)\b/iu.test(text)) return nomatch();
+  const raw = spokenDigits(text.replace(/\b(?:the )?area code(?: is)?\b/giu, ' '), {
+    allowPlus: true,
+  });
   if (raw === undefined || /[*#]/.test(raw)) return nomatch();
   const digitCount = raw.replace(/\D/g, '').length;
   if (digitCount < 3) return nomatch();

@@ -1,5 +1,6 @@
 import { parseCardinal } from './numerals.js';
-import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { approximately, invalid, match, nomatch, type ParseResult } from './result.js';
+import { selfCorrected, unhedge } from './speech.js';
 import { cleanTokens, normalize, plainWords } from './words.js';
 
 /** How to read a clock time said without am/pm. */
@@ -38,7 +39,17 @@ const PERIOD_SUFFIXES: readonly { words: readonly string[]; period: Period }[] =
   { words: ['pm'], period: 'pm' },
 ];
 
-const LEADING = new Set(['at', 'around', 'about', 'for', 'by', 'say']);
+const LEADING = new Set(['at', 'for', 'by', 'say']);
+/** Parts of the day said before the time ("tonight at 8", "this morning at nine"). */
+const PERIOD_PREFIXES = PERIOD_SUFFIXES.filter(
+  (p) => !['in', 'at', 'am', 'pm'].includes(p.words[0]!),
+);
+
+/** A day said with the time ("3 pm tomorrow", "on Friday at noon"): not part of the time. */
+const DAY =
+  '(?:on |this |next |this coming )?(?:today|tomorrow|the day after tomorrow|monday|tuesday|wednesday|thursday|friday|saturday|sunday)';
+const DAY_BEFORE = new RegExp(`^${DAY}[,\\s]+(?:at\\s+)?`, 'u');
+const DAY_AFTER = new RegExp(`[,\\s]+${DAY}[.!?]*$`, 'u');
 const RELATIONS: ReadonlyMap<string, 1 | -1> = new Map([
   ['past', 1],
   ['after', 1],
@@ -197,13 +208,27 @@ function finish(
  * am/pm. Impossible times ("25:00", "3:75") → invalid.
  */
 export function time(text: string, options: TimeOptions = {}): ParseResult<string> {
+  return selfCorrected(text, (t) => timeOnce(t, options)) ?? timeOnce(text, options);
+}
+
+function timeOnce(text: string, options: TimeOptions): ParseResult<string> {
   const prepared = normalize(text)
+    .replace(DAY_AFTER, '')
+    .replace(DAY_BEFORE, '')
     .replace(/(\d)\s*([ap])\.?\s?m\b\.?/gu, '$1 $2m')
     .replace(/\b([ap])\.\s?m\b\.?/gu, '$1m')
     .replace(/\bo'?\s?clock\b/gu, 'oclock');
   let tokens = cleanTokens(prepared);
   let period: Period | undefined;
-  for (const suffix of PERIOD_SUFFIXES) {
+  // "tonight at 8", "this morning at nine": the part of the day said first.
+  for (const prefix of PERIOD_PREFIXES) {
+    if (tokens.length > prefix.words.length && prefix.words.every((w, i) => tokens[i] === w)) {
+      period = prefix.period;
+      tokens = tokens.slice(prefix.words.length);
+      break;
+    }
+  }
+  for (const suffix of period === undefined ? PERIOD_SUFFIXES : []) {
     const at = tokens.length - suffix.words.length;
     if (at >= 1 && suffix.words.every((w, i) => tokens[at + i] === w)) {
       period = suffix.period;
@@ -212,8 +237,13 @@ export function time(text: string, options: TimeOptions = {}): ParseResult<strin
     }
   }
   while (tokens.length > 1 && LEADING.has(tokens[0]!)) tokens = tokens.slice(1);
+  const hedged = unhedge(tokens);
+  if (hedged === undefined) return nomatch();
+  tokens = hedged.words;
+  while (tokens.length > 1 && LEADING.has(tokens[0]!)) tokens = tokens.slice(1);
   const words = tokens.flatMap((t) => plainWords(t));
   const reading = read(words, tokens);
   if (reading === undefined) return nomatch();
-  return finish(reading, period, options);
+  const result = finish(reading, period, options);
+  return result.kind === 'match' && hedged.approximate ? approximately(result.value) : result;
 }

@@ -20,6 +20,18 @@ export const FILLERS: ReadonlySet<string> = new Set([
 ]);
 
 const LEADING_PHRASES: readonly (readonly string[])[] = [
+  ['put', 'me', 'down', 'for'],
+  ["let's", 'go', 'with'],
+  ["let's", 'make', 'it'],
+  ["let's", 'do'],
+  ['can', 'we', 'do'],
+  ["i'll", 'go', 'with'],
+  ["i'd", 'go', 'with'],
+  ['i', 'would', 'go', 'with'],
+  ["i'll", 'take'],
+  ['i', 'would', 'like'],
+  ["i'd", 'like'],
+  ['go', 'with'],
   ['it', 'would', 'be'],
   ['that', 'would', 'be'],
   ['it', 'should', 'be'],

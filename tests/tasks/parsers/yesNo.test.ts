@@ -16,7 +16,7 @@ describe('yesNo', () => {
     ['uh huh', true],
     ['yes please', true],
     ['um, yes, that is correct', true],
-    ['no problem', true],
+
     ['no', false],
     ['Nope.', false],
     ['nah', false],
