@@ -2,14 +2,28 @@ import { voice } from '@livekit/agents';
 import {
   type CallModule,
   defineCallModule,
+  type FlowEnding,
   type FlowResult,
   type FlowRunOptions,
   type FlowStatus,
 } from 'taskline';
 import { ScriptedLLM } from 'taskline/testing';
-import { type SurveyAnswers, surveyFlow } from './flow.js';
+import { GOODBYE_LINE, type SurveyAnswers, surveyFlow } from './flow.js';
 
 export * from './flow.js';
+
+/**
+ * How every survey call ends: a completed survey has already thanked the caller, anything
+ * else (a refusal, answers that never came, a lost checkpoint race) says goodbye; then the
+ * bot ends the call. A caller who hung up hears nothing.
+ */
+export const SURVEY_ENDING: FlowEnding = {
+  goodbye: (result) => {
+    if (result.status === 'completed' || result.status === 'hangup') return undefined;
+    if (result.status === 'conflict') return 'This survey is continuing on another line. Goodbye.';
+    return GOODBYE_LINE;
+  },
+};
 
 /** What a survey call reports when it ends: how the flow ended and the typed answers. */
 export interface SurveyOutcome {
@@ -18,8 +32,9 @@ export interface SurveyOutcome {
 }
 
 /**
- * The call's agent: it runs the survey flow from `onEnter` and keeps the typed result.
- * Pass checkpoint options to make calls resumable.
+ * The call's agent: it runs the survey flow from `onEnter`, keeps the typed result, and ends
+ * the call when the flow ends, however it ends. Pass checkpoint options to make calls
+ * resumable.
  */
 export class SurveyCall extends voice.Agent {
   result: FlowResult<SurveyAnswers> | undefined;
@@ -34,7 +49,7 @@ export class SurveyCall extends voice.Agent {
   }
 
   override async onEnter(): Promise<void> {
-    this.result = await surveyFlow.run(this.runOptions);
+    this.result = await surveyFlow.run({ onEnd: SURVEY_ENDING, ...this.runOptions });
   }
 
   /** The outcome so far (`running` until the flow ends). */
@@ -44,16 +59,26 @@ export class SurveyCall extends voice.Agent {
   }
 }
 
+/** What a stand-in model takes as "no" to a yes/no question (a real model understands more). */
+const NOT_NOW =
+  /\b(not interested|no interest|(don'?t|do not) have (the )?time|no time|too busy|busy|not now|not today|another time|maybe later)\b/i;
+
 /**
  * A stand-in model for the demo: the survey needs none for clear answers (parsers and the
- * keypad resolve them); anything unclear is reported as unclear, and "change my score"
- * goes back to the score question.
+ * keypad resolve them); "not interested" or "no time" at a yes/no question is a no,
+ * anything else unclear is reported as unclear, and "change my score" goes back to the
+ * score question.
  */
 export function createSurveyModel(): ScriptedLLM {
   return new ScriptedLLM({
     respond: (req) => {
-      if (req.tools.includes('go_back') && /change|go back/i.test(req.lastUserText ?? '')) {
+      const said = req.lastUserText ?? '';
+      if (req.tools.includes('go_back') && /change|go back/i.test(said)) {
         return { toolCalls: [{ name: 'go_back', args: { step: 'score' } }] };
+      }
+      const yesNoQuestion = req.agentId === 'consent' || req.agentId === 'referral';
+      if (yesNoQuestion && !req.lastToolOutput && NOT_NOW.test(said.replace(/[’‘]/g, "'"))) {
+        return { toolCalls: [{ name: 'submit', args: { value: false } }] };
       }
       const question = req.messages.filter((m) => m.role === 'assistant').at(0)?.text;
       if (req.lastToolOutput?.name === 'report_unclear' && question) {

@@ -9,6 +9,7 @@ import {
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
+  ToolGuard,
   totalFailures,
 } from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
@@ -141,41 +142,45 @@ export class TypedTask<T> extends CaptureTask<T> {
     const watchdog = resolveWatchdog(spec.watchdog);
     const wrapsValue = !(spec.schema instanceof z.ZodObject);
     const parameters = (wrapsValue ? z.object({ value: spec.schema }) : spec.schema) as z.ZodObject;
-    super({
-      id: spec.name,
-      instructions: taskInstructions(spec),
-      llm: spec.llm,
-      chatCtx: spec.chatCtx,
-      tools: [
-        ...(llm.toToolContext(spec.tools)?.tools ?? []),
-        llm.tool({
-          name: TASK_TOOLS.submit,
-          description: `Submit the caller's answer (${spec.name}) once you have it.`,
-          parameters,
-          execute: async (args: Record<string, unknown>) => this.onSubmit(args),
-        }),
-        llm.tool({
-          name: TASK_TOOLS.declined,
-          description: 'The caller refuses to give this answer.',
-          parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
-          execute: async ({ reason }) => {
-            this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
-          },
-        }),
-        llm.tool({
-          name: TASK_TOOLS.unclear,
-          description: "The caller's answer could not be understood.",
-          parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
-          execute: async ({ reason }) => this.onUnclear(reason),
-        }),
-        llm.tool({
-          name: TASK_TOOLS.confirm,
-          description: 'After reading the answer back: did the caller say it is correct?',
-          parameters: z.object({ correct: z.boolean() }),
-          execute: async ({ correct }) => this.onConfirm(correct),
-        }),
-      ],
-    });
+    const guard = new ToolGuard();
+    super(
+      {
+        id: spec.name,
+        instructions: taskInstructions(spec),
+        llm: spec.llm,
+        chatCtx: spec.chatCtx,
+        tools: guard.wrap([
+          ...(llm.toToolContext(spec.tools)?.tools ?? []),
+          llm.tool({
+            name: TASK_TOOLS.submit,
+            description: `Submit the caller's answer (${spec.name}) once you have it.`,
+            parameters,
+            execute: async (args: Record<string, unknown>) => this.onSubmit(args),
+          }),
+          llm.tool({
+            name: TASK_TOOLS.declined,
+            description: 'The caller refuses to give this answer.',
+            parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
+            execute: async ({ reason }) => {
+              this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
+            },
+          }),
+          llm.tool({
+            name: TASK_TOOLS.unclear,
+            description: "The caller's answer could not be understood.",
+            parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
+            execute: async ({ reason }) => this.onUnclear(reason),
+          }),
+          llm.tool({
+            name: TASK_TOOLS.confirm,
+            description: 'After reading the answer back: did the caller say it is correct?',
+            parameters: z.object({ correct: z.boolean() }),
+            execute: async ({ correct }) => this.onConfirm(correct),
+          }),
+        ]),
+      },
+      guard,
+    );
     this.spec = spec;
     this.retry = retry;
     this.watchdog = watchdog;
@@ -189,7 +194,9 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   override async onEnter(): Promise<void> {
     this.entered = true;
-    const call = callOf(this.session);
+    const session = this.session;
+    this.agentSession = session;
+    const call = callOf(session);
     this.call = call;
     for (const item of this.chatCtx.items) this.seen.add(item.id);
     this.cleanups.push(
@@ -209,12 +216,10 @@ export class TypedTask<T> extends CaptureTask<T> {
       this.cleanups.push(call.on('dtmf', ({ digit }) => this.onKey(digit, keypad)));
     }
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
-    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
-    this.cleanups.push(() =>
-      this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech),
-    );
-    if (this.spec.prompt) this.session.say(this.spec.prompt);
-    else this.session.generateReply();
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
+    if (this.spec.prompt) session.say(this.spec.prompt);
+    else session.generateReply();
   }
 
   override async llmNode(
@@ -377,6 +382,10 @@ export class TypedTask<T> extends CaptureTask<T> {
     return totalFailures(this.counts);
   }
 
+  protected override markFinished(): void {
+    this.finished = true;
+  }
+
   private finish(outcome: Outcome<T>): void {
     if (this.finished) return;
     this.finished = true;
@@ -419,7 +428,7 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   private onKey(digit: string, keypad: KeypadEntry): void {
-    if (this.finished || this.session.currentAgent !== this || !this.call) return;
+    if (this.finished || this.agentSession?.currentAgent !== this || !this.call) return;
     this.cancelNoInput();
     this.keyTimer?.cancel();
     this.keyTimer = undefined;
@@ -452,7 +461,7 @@ export class TypedTask<T> extends CaptureTask<T> {
   private trackSpeech(handle: voice.SpeechHandle): void {
     // `done` too: a task completed from outside (a flow's go_back, TaskGroup's out_of_scope)
     // has no activity left to ask about.
-    if (this.finished || this.done || this.session.currentAgent !== this) return;
+    if (this.finished || this.done || this.agentSession?.currentAgent !== this) return;
     this.activeSpeech += 1;
     this.cancelNoInput();
     handle.addDoneCallback(() => {

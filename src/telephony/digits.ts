@@ -313,7 +313,7 @@ function describeLength(o: { minDigits: number; maxDigits: number }): string {
 }
 
 /** Replaces a caller message's text everywhere the session keeps it (chat context, history). */
-function scrubMessage(task: KeypadTask<unknown>, message: llm.ChatMessage, text: string): void {
+function scrubMessage(task: DigitsTask, message: llm.ChatMessage, text: string): void {
   message.content = [text];
   for (const ctx of [task.session.history, task.chatCtx]) {
     const item = ctx.items.find((i) => i.id === message.id);

@@ -9,6 +9,7 @@ import {
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
+  ToolGuard,
   totalFailures,
 } from '../tasks/capture.js';
 import { emptyStream, textStream, toolCallStream } from '../tasks/chunks.js';
@@ -67,21 +68,26 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   private escalationCalls = 0;
 
   constructor(config: KeypadTaskConfig<T>) {
-    super({
-      id: config.name,
-      instructions: config.instructions,
-      llm: config.llm,
-      chatCtx: config.chatCtx,
-      tools: [
-        ...(config.tools ?? []),
-        llm.tool({
-          name: ESCALATE_TOOL,
-          description: 'Internal to taskline; never call it.',
-          parameters: z.object({}),
-          execute: async () => this.runEscalation(),
-        }),
-      ],
-    });
+    const guard = new ToolGuard();
+    super(
+      {
+        id: config.name,
+        instructions: config.instructions,
+        llm: config.llm,
+        chatCtx: config.chatCtx,
+        tools: [
+          ...guard.wrap(config.tools ?? []),
+          // Not guarded: the escalation runs after the outcome is decided, before completion.
+          llm.tool({
+            name: ESCALATE_TOOL,
+            description: 'Internal to taskline; never call it.',
+            parameters: z.object({}),
+            execute: async () => this.runEscalation(),
+          }),
+        ],
+      },
+      guard,
+    );
     this.config = config;
   }
 
@@ -106,7 +112,9 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   override async onEnter(): Promise<void> {
     this.entered = true;
-    const call = callOf(this.session);
+    const session = this.session;
+    this.agentSession = session;
+    const call = callOf(session);
     this.call = call;
     if (call.hungUp) {
       this.finish({ status: 'hangup', attempts: 0, reason: call.hungUp.reason });
@@ -127,10 +135,8 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       }),
     );
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.track(ev.speechHandle);
-    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
-    this.cleanups.push(() =>
-      this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech),
-    );
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
     this.speak(this.fullPrompt);
   }
 
@@ -216,6 +222,10 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   /** Failed answers so far. */
   protected override failures(): number {
     return totalFailures(this.counts);
+  }
+
+  protected override markFinished(): void {
+    this.finished = true;
   }
 
   /** How the caller's latest input arrived. */
@@ -324,7 +334,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   private track(handle: voice.SpeechHandle): void {
     if (this.finished || this.speeches.has(handle)) return;
-    if (this.session.currentAgent !== this) return;
+    if (this.agentSession?.currentAgent !== this) return;
     this.speeches.add(handle);
     this.cancelKeyTimer();
     this.stopWaiting();
