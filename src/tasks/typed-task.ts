@@ -123,6 +123,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private readonly wrapsValue: boolean;
   private readonly counts = { noInput: 0, noMatch: 0, invalid: 0, rejected: 0 };
   private turns = 0;
+  /** A failure was already counted for the caller's current utterance. */
+  private failedThisTurn = false;
   private phase: Phase = 'asking';
   private pending: { value: T; modality: InputModality } | undefined;
   private spelled = false;
@@ -230,18 +232,33 @@ export class TypedTask<T> extends CaptureTask<T> {
     if (this.finished) return emptyStream();
     let newUser: string | undefined;
     let lastOutput: llm.FunctionCallOutput | undefined;
+    let failedAgain = false;
     for (const item of chatCtx.items) {
       if (this.seen.has(item.id)) continue;
       this.seen.add(item.id);
-      if (item.type === 'message' && item.role === 'user') newUser = item.textContent ?? '';
+      if (item.type === 'message' && item.role === 'user') {
+        newUser = item.textContent ?? '';
+        this.failedThisTurn = false;
+      }
       if (item.type === 'function_call_output' && isTaskTool(item.name)) {
         lastOutput = item;
-        if (item.name === TASK_TOOLS.submit && item.isError) this.counts.invalid += 1;
+        if (item.name === TASK_TOOLS.submit && item.isError) {
+          failedAgain = !this.countFailure('invalid');
+        }
       }
     }
     if (this.checkCaps()) return emptyStream();
 
     if (newUser !== undefined) return this.onCallerTurn(newUser, chatCtx, toolCtx, modelSettings);
+
+    // The caller's utterance already failed once (the model was told why): re-prompt without
+    // asking the model again, so one utterance never costs more than one attempt.
+    if (lastOutput?.name === TASK_TOOLS.unclear) return textStream(this.reprompt('noMatch'));
+    if (lastOutput && failedAgain) {
+      return textStream(
+        joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
+      );
+    }
 
     if (lastOutput && this.localCalls.has(lastOutput.callId)) {
       // Our own parser produced the call: answer its result without a model.
@@ -365,9 +382,21 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   private onUnclear(reason: string): string | undefined {
-    this.counts.noMatch += 1;
+    this.countFailure('noMatch');
     if (this.checkCaps()) return undefined;
     return `Not understood (${reason}). Ask again, more simply.`;
+  }
+
+  /**
+   * Counts a failed answer found on the model's path, at most once per caller utterance
+   * (a model that reports "unclear" again on the tool reply does not use up more attempts).
+   * Returns false when this utterance had already failed.
+   */
+  private countFailure(kind: 'noMatch' | 'invalid'): boolean {
+    if (this.failedThisTurn) return false;
+    this.failedThisTurn = true;
+    this.counts[kind] += 1;
+    return true;
   }
 
   /** Ends the task when a cap is reached; true if it did. */

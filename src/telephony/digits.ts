@@ -194,7 +194,9 @@ export class DigitsTask extends KeypadTask<string> {
       return;
     }
     this.buffer += key;
-    if (this.buffer.length >= o.maxDigits) {
+    // Only keys the value may contain count toward maxDigits: a stray "*" never completes
+    // an entry (it is rejected with the rest of the entry when that ends).
+    if (countValid(this.buffer, o.validDigits) >= o.maxDigits) {
       this.submitKeys();
       return;
     }
@@ -305,6 +307,12 @@ export function collectDigits(options: CollectDigitsOptions): DigitsDefinition {
     with: (overrides) => collectDigits({ ...options, ...overrides }),
   };
   return definition;
+}
+
+function countValid(keys: string, validDigits: string): number {
+  let n = 0;
+  for (const k of keys) if (validDigits.includes(k)) n += 1;
+  return n;
 }
 
 function describeLength(o: { minDigits: number; maxDigits: number }): string {

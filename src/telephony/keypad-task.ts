@@ -57,6 +57,8 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   /** True once an outcome is decided (escalation may still be running). */
   protected finished = false;
   private turns = 0;
+  /** A noMatch/invalid was already counted for the caller's current utterance or key. */
+  private failedThisTurn = false;
   private readonly seen = new Set<string>();
   private readonly speeches = new Set<voice.SpeechHandle>();
   private keyTimer: TimerHandle | undefined;
@@ -162,6 +164,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
     }
     if (this.finished) return emptyStream();
     if (message) {
+      this.failedThisTurn = false;
       this.cancelKeyTimer();
       this.turns += 1;
       if (this.turns > this.config.watchdog.maxTurns) {
@@ -174,7 +177,10 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       }
       return this.onSpeech(message, chatCtx, toolCtx, modelSettings);
     }
-    return this.config.tools?.length ? this.model(chatCtx, toolCtx, modelSettings) : emptyStream();
+    // A tool reply: once the utterance has failed (and its re-prompt was spoken), the model
+    // is not asked again, so one utterance is one attempt and one model call.
+    if (this.failedThisTurn || !this.config.tools?.length) return emptyStream();
+    return this.model(chatCtx, toolCtx, modelSettings);
   }
 
   /** Asks the model (the fallback for free speech), without taskline's internal tool. */
@@ -203,9 +209,15 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   /**
    * Counts one failed answer. Returns what to say next (the reason and a tapered
-   * re-prompt), or undefined when a cap was reached and the task is ending.
+   * re-prompt), or undefined when a cap was reached and the task is ending, or when this
+   * utterance had already failed (its re-prompt is said already).
    */
   protected fail(kind: FailureKind, reason?: string): string | undefined {
+    // One caller utterance (or key) is one attempt, however often the model says it failed.
+    if (kind !== 'noInput') {
+      if (this.failedThisTurn) return undefined;
+      this.failedThisTurn = true;
+    }
     this.counts[kind] += 1;
     if (this.checkCaps()) return undefined;
     const n = this.counts[kind];
@@ -326,6 +338,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   private keyPressed(ev: DtmfEvent): void {
     if (this.finished) return;
+    this.failedThisTurn = false;
     for (const handle of this.speeches) {
       if (!handle.done() && handle.allowInterruptions) handle.interrupt();
     }
