@@ -10,7 +10,9 @@ export type TasklineErrorCode =
   | 'expectation_failed'
   | 'session_closed'
   | 'limit_exceeded'
-  | 'conflict';
+  | 'conflict'
+  /** A model call failed (before, during or after streaming); nothing it said was used. */
+  | 'model_error';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

@@ -13,7 +13,41 @@ import { isTasklineError } from '../core/errors.js';
 /** One scripted model reply. */
 export interface OpenAIReply {
   content?: string;
-  toolCalls?: Array<{ name: string; args: Record<string, unknown> }>;
+  /**
+   * Tool calls; `rawArguments` replaces the JSON of `args` on the wire (e.g. a truncated
+   * `{"q":"bal` to test what a client does with arguments it cannot parse).
+   */
+  toolCalls?: Array<{ name: string; args: Record<string, unknown>; rawArguments?: string }>;
+  /** A fault to inject into this reply instead of answering it cleanly. */
+  fault?: OpenAIFault;
+}
+
+/**
+ * Where a streamed reply breaks: after this many of its chunks (text pieces, tool-call
+ * heads, argument pieces; the role chunk is not counted), or `'end'` — after the last chunk
+ * (finish reason and usage included) but before `[DONE]`.
+ */
+export type OpenAIFaultPoint = number | 'end';
+
+/**
+ * A fault the server injects into one reply, to test what a client does when the model
+ * fails before, during or after streaming.
+ */
+export type OpenAIFault =
+  /** Before streaming: an HTTP error status with an OpenAI error body (500, 503, 429, 400, ...). */
+  | { kind: 'status'; status: number; message?: string }
+  /** The connection drops (reset) at `at`: the client sees a network error mid-body. */
+  | { kind: 'disconnect'; at: OpenAIFaultPoint }
+  /** An SSE error event at `at` (how OpenAI reports a server error mid-stream), then the end. */
+  | { kind: 'error-event'; at: OpenAIFaultPoint; message?: string; code?: string }
+  /** The server goes silent at `at` and keeps the connection open (a hung model). */
+  | { kind: 'stall'; at: OpenAIFaultPoint };
+
+/** A fault the server injected, for assertions (not counted in `unexpected`). */
+export interface InjectedFault {
+  /** The request index it answered. */
+  index: number;
+  fault: OpenAIFault;
 }
 
 /** A tool call as it appears in an assistant message of a request. */
@@ -102,6 +136,8 @@ export interface FakeOpenAIServer {
   requests: OpenAIChatRequest[];
   /** Every error answer given (script exhausted, bad body, unknown route, responder threw). */
   failures: FakeOpenAIFailure[];
+  /** Every fault injected on purpose (`reply.fault`), in order. */
+  faults: InjectedFault[];
   /** How many requests got an error answer; a well-scripted test expects 0. */
   readonly unexpected: number;
   /** Stops listening and drops open connections. */
@@ -145,6 +181,7 @@ export async function startFakeOpenAI(
 ): Promise<FakeOpenAIServer> {
   const requests: OpenAIChatRequest[] = [];
   const failures: FakeOpenAIFailure[] = [];
+  const faults: InjectedFault[] = [];
   const responder = toResponder(script);
   const ids = { completion: 0, toolCall: 0 };
 
@@ -208,12 +245,24 @@ export async function startFakeOpenAI(
       return fail(res, new HttpError(500, 'server_error', code, message), index);
     }
     if (res.destroyed) return;
+    const fault = reply.fault;
+    if (fault) faults.push({ index, fault });
+    if (fault?.kind === 'status') {
+      return sendJson(res, fault.status, {
+        error: {
+          message: fault.message ?? `Injected HTTP ${fault.status}.`,
+          type: fault.status >= 500 ? 'server_error' : 'invalid_request_error',
+          param: null,
+          code: 'injected_fault',
+        },
+      });
+    }
 
     const completionId = `chatcmpl-${++ids.completion}`;
     const toolCalls = (reply.toolCalls ?? []).map((call) => ({
       id: `call_${++ids.toolCall}`,
       name: call.name,
-      arguments: JSON.stringify(call.args),
+      arguments: call.rawArguments ?? JSON.stringify(call.args),
     }));
     const answer: Answer = {
       id: completionId,
@@ -224,7 +273,10 @@ export async function startFakeOpenAI(
       usage: estimateUsage(request, reply.content ?? '', toolCalls),
     };
     if (request.stream) {
-      sendStream(res, answer, request.stream_options?.include_usage === true);
+      sendStream(res, answer, request.stream_options?.include_usage === true, fault);
+    } else if (fault) {
+      // A fault in a non-streamed reply breaks the body the same way.
+      res.destroy();
     } else {
       sendJson(res, 200, completionBody(answer));
     }
@@ -259,6 +311,7 @@ export async function startFakeOpenAI(
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     failures,
+    faults,
     get unexpected() {
       return failures.length;
     },
@@ -497,14 +550,23 @@ function completionBody(answer: Answer): Record<string, unknown> {
   };
 }
 
-/** Writes the reply as OpenAI streams it: role, content pieces, tool-call pieces, finish, usage. */
-function sendStream(res: ServerResponse, answer: Answer, includeUsage: boolean): void {
+/**
+ * Writes the reply as OpenAI streams it: role, content pieces, tool-call pieces, finish,
+ * usage, `[DONE]` — or breaks it where `fault` says.
+ */
+function sendStream(
+  res: ServerResponse,
+  answer: Answer,
+  includeUsage: boolean,
+  fault?: Exclude<OpenAIFault, { kind: 'status' }>,
+): void {
   if (res.destroyed) return;
   res.writeHead(200, {
     'content-type': 'text/event-stream; charset=utf-8',
     'cache-control': 'no-cache',
     connection: 'keep-alive',
   });
+  const events: string[] = [];
   const chunk = (delta: Record<string, unknown>, finish: string | null): void => {
     const body: Record<string, unknown> = {
       id: answer.id,
@@ -514,12 +576,14 @@ function sendStream(res: ServerResponse, answer: Answer, includeUsage: boolean):
       choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
     };
     if (includeUsage) body.usage = null;
-    res.write(`data: ${JSON.stringify(body)}\n\n`);
+    events.push(`data: ${JSON.stringify(body)}\n\n`);
   };
 
   const hasText = answer.content !== '';
+  let counted = 0;
   if (hasText || answer.toolCalls.length === 0) {
     chunk({ role: 'assistant', content: '', refusal: null }, null);
+    counted = 1; // the role chunk is not a piece
     for (const piece of textPieces(answer.content)) chunk({ content: piece }, null);
   }
   answer.toolCalls.forEach((call, index) => {
@@ -550,9 +614,28 @@ function sendStream(res: ServerResponse, answer: Answer, includeUsage: boolean):
       choices: [],
       usage: answer.usage,
     };
-    res.write(`data: ${JSON.stringify(usage)}\n\n`);
+    events.push(`data: ${JSON.stringify(usage)}\n\n`);
   }
-  res.end('data: [DONE]\n\n');
+  if (!fault) {
+    res.end(`${events.join('')}data: [DONE]\n\n`);
+    return;
+  }
+  // The pieces before the break, then the break itself.
+  const cut = fault.at === 'end' ? events.length : Math.min(events.length, counted + fault.at);
+  res.write(events.slice(0, cut).join(''));
+  if (fault.kind === 'disconnect') {
+    // Let the pieces reach the client, then reset the connection mid-body.
+    setImmediate(() => res.destroy());
+  } else if (fault.kind === 'error-event') {
+    const error = {
+      message: fault.message ?? 'The server had an error while processing your request.',
+      type: 'server_error',
+      param: null,
+      code: fault.code ?? 'injected_fault',
+    };
+    res.end(`data: ${JSON.stringify({ error })}\n\n`);
+  }
+  // 'stall': nothing more is written; close() drops the connection.
 }
 
 /** Splits text into word-sized pieces, each keeping its trailing whitespace. */
