@@ -183,9 +183,9 @@ function tryParse<O>(text: string, schema: z.ZodType<O>): { ok: true; value: O }
 /**
  * Runs a sub-agent to the end: its final text, or — with `output` — the submitted value.
  * Throws the signal's reason when aborted, `limit_exceeded` when the turn cap is reached
- * without an answer, and `model_error` when a model call fails (after its retries): a
- * failed call is never an answer, its partial text stays in `progress`, and its tool calls
- * are not run.
+ * without an answer, and the model's error (`model_error` when it failed part-way) when a
+ * model call fails after its retries: a failed call is never an answer, its partial text
+ * stays in `progress`, and its tool calls are not run.
  */
 export async function runHeadless<O = unknown>(
   options: HeadlessRunOptions<O>,
@@ -298,8 +298,9 @@ export async function runHeadless<O = unknown>(
 
 /**
  * One model turn: calls the model until a call ends normally, retrying retryable failures
- * (each retry from a clean buffer). A call that still fails throws `model_error`, with its
- * text kept in `progress.broken` and its tool calls dropped unrun.
+ * (each retry from a clean buffer). A call that still fails throws: the model's own error
+ * when nothing came through, else `model_error`, with its text kept in `progress.broken`
+ * and its tool calls dropped unrun.
  */
 async function completeTurn(
   model: llm.LLM,
@@ -331,6 +332,8 @@ async function completeTurn(
       continue;
     }
     const dropped = response.toolCalls.length;
+    // Nothing came through: the model's own error, as it was.
+    if (!response.text && dropped === 0) throw failure;
     throw new TasklineError(
       'model_error',
       `The sub-agent's model call failed${response.text || dropped ? ' part-way' : ''} after ${attempt} attempt${attempt === 1 ? '' : 's'}: ${failure.message}. Nothing it said was used${dropped ? ` and its ${dropped} tool call${dropped === 1 ? ' was' : 's were'} not run` : ''}; check the model service, or raise connOptions.maxRetry.`,

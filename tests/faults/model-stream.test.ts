@@ -4,7 +4,7 @@
 // error after partial text (which the openai plugin never retries). Each asserts the typed
 // outcome (never `done` on a broken stream), that nothing was duplicated (a retry starts
 // clean), that no tool call from a broken stream ran, and an end within a hard bound.
-import { llm } from '@livekit/agents';
+import { isAPIError, llm } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -93,21 +93,21 @@ describe('model error before streaming (openai plugin, local server)', () => {
     expect(server?.requests).toHaveLength(2);
   });
 
-  it('a 400 is not retried: model_error, nothing used', async () => {
+  it('a 400 is not retried: the model’s error, nothing used', async () => {
     const model = await modelFor([{ content: ANSWER, fault: { kind: 'status', status: 400 } }]);
     const { result, progress } = await run(model);
     const error = failed(result);
-    expect(isTasklineError(error, 'model_error')).toBe(true);
+    expect(isAPIError(error) && error.retryable).toBe(false);
     expect(partialOutput(progress)).toBe('');
     expect(server?.requests).toHaveLength(1);
   });
 
-  it('every retry failing: model_error after maxRetry + 1 calls', async () => {
+  it('every retry failing: the model’s error after maxRetry + 1 calls', async () => {
     const down: OpenAIReply = { content: ANSWER, fault: { kind: 'status', status: 500 } };
     const model = await modelFor([down, down, down]);
-    const error = failed((await run(model)).result);
-    expect(isTasklineError(error, 'model_error')).toBe(true);
-    expect(error.details).toMatchObject({ attempts: 3 });
+    const { result, progress } = await run(model);
+    expect(isAPIError(failed(result))).toBe(true);
+    expect(partialOutput(progress)).toBe('');
     expect(server?.requests).toHaveLength(3);
   });
 });

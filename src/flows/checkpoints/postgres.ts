@@ -1,6 +1,12 @@
 import type { Pool } from 'pg';
 import { TasklineError } from '../../core/errors.js';
 import {
+  PgGate,
+  type PostgresTimeouts,
+  pgPoolTimeouts,
+  resolvePgTimeouts,
+} from '../../core/postgres.js';
+import {
   type Checkpoint,
   CheckpointConflictError,
   type CheckpointKey,
@@ -10,8 +16,11 @@ import {
   type FlowState,
 } from './types.js';
 
-/** Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL. */
-export interface PostgresCheckpointOptions {
+/**
+ * Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL, and how long
+ * to wait for the server (`connectTimeoutMs`, `queryTimeoutMs`; they bound your pool too).
+ */
+export interface PostgresCheckpointOptions extends PostgresTimeouts {
   /** A pg pool; the store never ends it. */
   pool?: Pool;
   /** A connection string; the store opens (and on close ends) its own pool. */
@@ -49,12 +58,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** The quoted table name. */
   readonly table: string;
   private readonly pool: Pool;
+  private readonly gate: PgGate;
   private readonly owned: boolean;
   private closed = false;
 
   /** Opens a pool if needed and creates the table if missing. */
   static async connect(options: PostgresCheckpointOptions): Promise<PostgresCheckpointStore> {
     const table = quoteTable(options.table ?? 'taskline_flow_checkpoints');
+    const timeouts = resolvePgTimeouts(options);
     let pool = options.pool;
     let owned = false;
     if (!pool) {
@@ -65,10 +76,19 @@ export class PostgresCheckpointStore implements CheckpointStore {
         );
       }
       const { default: pg } = await import('pg');
-      pool = new pg.Pool({ connectionString: options.connectionString, max: 8 });
+      pool = new pg.Pool({
+        connectionString: options.connectionString,
+        max: 8,
+        ...pgPoolTimeouts(timeouts),
+      });
       owned = true;
     }
-    const store = new PostgresCheckpointStore(pool, table, owned);
+    const store = new PostgresCheckpointStore(
+      pool,
+      new PgGate(pool, timeouts, 'checkpoint store'),
+      table,
+      owned,
+    );
     try {
       await store.init();
     } catch (err) {
@@ -78,14 +98,15 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return store;
   }
 
-  private constructor(pool: Pool, table: string, owned: boolean) {
+  private constructor(pool: Pool, gate: PgGate, table: string, owned: boolean) {
     this.pool = pool;
+    this.gate = gate;
     this.table = table;
     this.owned = owned;
   }
 
   private async init(): Promise<void> {
-    const client = await this.pool.connect();
+    const client = await this.gate.connect();
     try {
       await client.query('BEGIN');
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog; serialize it.
@@ -113,7 +134,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async load(key: CheckpointKey): Promise<Checkpoint | undefined> {
     checkKey(key);
-    const { rows } = await this.pool.query<Row>(
+    const { rows } = await this.gate.query<Row>(
       `SELECT version, state, updated_at FROM ${this.table} WHERE flow = $1 AND call_id = $2`,
       [key.flow, key.callId],
     );
@@ -132,7 +153,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     checkVersion(expectedVersion);
     const json = JSON.stringify(state);
     const now = Date.now();
-    const client = await this.pool.connect();
+    const client = await this.gate.connect();
     try {
       await client.query('BEGIN');
       const result =
@@ -172,7 +193,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async delete(key: CheckpointKey): Promise<void> {
     checkKey(key);
-    await this.pool.query(`DELETE FROM ${this.table} WHERE flow = $1 AND call_id = $2`, [
+    await this.gate.query(`DELETE FROM ${this.table} WHERE flow = $1 AND call_id = $2`, [
       key.flow,
       key.callId,
     ]);
@@ -180,7 +201,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /** Drops the table (tests and teardown). */
   async drop(): Promise<void> {
-    await this.pool.query(`DROP TABLE IF EXISTS ${this.table}`);
+    await this.gate.query(`DROP TABLE IF EXISTS ${this.table}`);
   }
 
   async close(): Promise<void> {

@@ -1,5 +1,11 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { TasklineError } from '../../../core/errors.js';
+import {
+  type BoundedClient,
+  PgGate,
+  type PostgresTimeouts,
+  resolvePgTimeouts,
+} from '../../../core/postgres.js';
 import {
   ancestorsOf,
   checkStoreWrite,
@@ -11,8 +17,11 @@ import {
   type StoreNamespaceOptions,
 } from './store-common.js';
 
-/** Options of {@link PostgresFileStore}: a pool (owned by the caller), a namespace, a table. */
-export interface PostgresFileStoreOptions extends StoreNamespaceOptions {
+/**
+ * Options of {@link PostgresFileStore}: a pool (owned by the caller), a namespace, a table,
+ * and how long any call may wait for the server (`connectTimeoutMs`, `queryTimeoutMs`).
+ */
+export interface PostgresFileStoreOptions extends StoreNamespaceOptions, PostgresTimeouts {
   /** Connection pool; the store never ends it. */
   pool: Pool;
   /** Table name, optionally schema-qualified ("app.files"); default `taskline_files`. */
@@ -59,7 +68,7 @@ export class PostgresFileStore extends StoreFileBackend {
   readonly kind = 'postgres';
   /** The quoted table name this store uses. */
   readonly table: string;
-  private readonly pool: Pool;
+  private readonly pool: PgGate;
   private readonly sql: {
     meta: string;
     file: string;
@@ -79,7 +88,7 @@ export class PostgresFileStore extends StoreFileBackend {
     if (!options.pool) {
       throw new TasklineError('invalid_argument', 'PostgresFileStore needs a pg `pool`.');
     }
-    this.pool = options.pool;
+    this.pool = new PgGate(options.pool, resolvePgTimeouts(options), 'file store');
     const t = quoteTable(options.table ?? 'taskline_files');
     this.table = t;
     const ns = 'tenant = $1 AND user_id = $2';
@@ -226,7 +235,7 @@ export class PostgresFileStore extends StoreFileBackend {
     }
   }
 
-  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+  private async transaction(fn: (client: BoundedClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
