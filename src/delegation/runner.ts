@@ -9,7 +9,6 @@
  * its own; its partial text is kept as partial output, its tool calls never run, and a
  * retry (for a retryable error) starts from a clean buffer.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import {
   type APIConnectOptions,
   DEFAULT_API_CONNECT_OPTIONS,
@@ -19,6 +18,7 @@ import {
 import { z } from 'zod';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
+import { readModelCall, watchModelCall } from '../core/model-call.js';
 
 /** Name of the tool a sub-agent with an `output` schema calls to hand in its result. */
 export const SUBMIT_RESULT_TOOL = 'submit_result';
@@ -57,7 +57,10 @@ export interface HeadlessRunOptions<O> {
    * retried (`maxRetry` times, `retryIntervalMs` apart) from scratch by this runner.
    */
   connOptions?: APIConnectOptions;
-  /** Clock for the waits between retries (default the system clock). */
+  /**
+   * Clock for the waits between retries and for the idle bound of a call (no chunk for
+   * `connOptions.timeoutMs` abandons it). Default the system clock.
+   */
   clock?: Clock;
   /** Filled as the run goes, so a timeout can return what was produced. */
   progress?: HeadlessProgress;
@@ -83,53 +86,48 @@ export function partialOutput(progress: HeadlessProgress): string {
   return progress.lastToolOutput ?? '';
 }
 
-/** The failure of the one model call a run is collecting right now. */
-interface CallWatch {
-  failure?: Error;
-}
-
-/**
- * Upstream reports a failed completion only as an `error` event on the LLM instance,
- * shared by every call on it. The event is emitted from the call's own async context, so
- * each call is run inside its own scope and an error reaches exactly the run that made it.
- */
-const callScope = new AsyncLocalStorage<CallWatch>();
-const watchedModels = new WeakSet<llm.LLM>();
-
-function watchModel(model: llm.LLM): void {
-  if (watchedModels.has(model)) return;
-  watchedModels.add(model);
-  model.on('error', (ev) => {
-    const watch = callScope.getStore();
-    if (watch && !watch.failure) watch.failure = ev.error;
-  });
-}
-
 /** One model call, collected: its response, and its failure if it did not end normally. */
 async function callModel(
   model: llm.LLM,
   conversation: llm.ChatContext,
   toolCtx: llm.ToolContext,
   connOptions: APIConnectOptions,
-  signal: AbortSignal,
+  run: { signal: AbortSignal; clock: Clock },
 ): Promise<{ response: llm.CollectedResponse; failure?: Error }> {
-  watchModel(model);
-  const watch: CallWatch = {};
   // Retries are this runner's: upstream would re-stream into the same buffer.
-  const stream = callScope.run(watch, () =>
+  const { stream, watch } = watchModelCall(model, () =>
     model.chat({ chatCtx: conversation, toolCtx, connOptions: { ...connOptions, maxRetry: 0 } }),
   );
   const onAbort = () => stream.close();
-  signal.addEventListener('abort', onAbort, { once: true });
+  run.signal.addEventListener('abort', onAbort, { once: true });
   try {
-    const response = await stream.collect();
-    return { response, failure: watch.failure };
+    const chunks = await readModelCall(stream, watch, {
+      idleMs: connOptions.timeoutMs,
+      clock: run.clock,
+    });
+    return { response: collected(chunks), failure: watch.failure };
   } catch (error) {
     const failure = error instanceof Error ? error : new Error(String(error));
-    return { response: { text: '', toolCalls: [], extra: {} }, failure: watch.failure ?? failure };
+    return { response: collected([]), failure: watch.failure ?? failure };
   } finally {
-    signal.removeEventListener('abort', onAbort);
+    run.signal.removeEventListener('abort', onAbort);
+    stream.close();
   }
+}
+
+/** The chunks of one call as one response (as upstream's `LLMStream.collect` builds it). */
+function collected(chunks: llm.ChatChunk[]): llm.CollectedResponse {
+  const text: string[] = [];
+  const toolCalls: llm.FunctionCall[] = [];
+  const extra: Record<string, unknown> = {};
+  let usage: llm.CompletionUsage | undefined;
+  for (const chunk of chunks) {
+    if (chunk.delta?.content) text.push(chunk.delta.content);
+    if (chunk.delta?.toolCalls) toolCalls.push(...chunk.delta.toolCalls);
+    if (chunk.delta?.extra) Object.assign(extra, chunk.delta.extra);
+    if (chunk.usage !== undefined) usage = chunk.usage;
+  }
+  return { text: text.join('').trim(), toolCalls, usage, extra };
 }
 
 function throwIfAborted(signal: AbortSignal): void {
@@ -311,13 +309,10 @@ async function completeTurn(
 ): Promise<llm.CollectedResponse> {
   const { signal, clock, progress } = run;
   for (let attempt = 1; ; attempt++) {
-    const { response, failure } = await callModel(
-      model,
-      conversation,
-      toolCtx,
-      connOptions,
+    const { response, failure } = await callModel(model, conversation, toolCtx, connOptions, {
       signal,
-    );
+      clock,
+    });
     throwIfAborted(signal);
     if (!failure) {
       delete progress.broken;

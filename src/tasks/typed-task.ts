@@ -2,7 +2,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { callOf, type InputModality } from '../core/call.js';
-import type { TimerHandle } from '../core/clock.js';
+import { systemClock, type TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
   CaptureTask,
@@ -13,6 +13,7 @@ import {
   totalFailures,
 } from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
+import { guardedModelReply } from './model-reply.js';
 import type { ParseResult } from './parsers/result.js';
 import { yesNo } from './parsers/yesNo.js';
 import {
@@ -535,7 +536,13 @@ export class TypedTask<T> extends CaptureTask<T> {
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
   ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
-    return (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
+    // A model call that fails is a failed attempt with a re-prompt, never half an answer.
+    const clock = this.call?.clock ?? systemClock;
+    const guarded = guardedModelReply(this, chatCtx, toolCtx, modelSettings, clock, () => {
+      this.countFailure('noMatch');
+      return this.checkCaps() ? undefined : this.reprompt('noMatch');
+    });
+    return guarded ?? (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
   }
 
   private reprompt(kind: 'noInput' | 'noMatch' | 'invalid'): string {

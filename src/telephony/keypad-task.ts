@@ -2,7 +2,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { callOf, type DtmfEvent, type InputModality } from '../core/call.js';
-import type { TimerHandle } from '../core/clock.js';
+import { systemClock, type TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
   CaptureTask,
@@ -13,6 +13,7 @@ import {
   totalFailures,
 } from '../tasks/capture.js';
 import { emptyStream, textStream, toolCallStream } from '../tasks/chunks.js';
+import { guardedModelReply } from '../tasks/model-reply.js';
 import { pickReprompt, type RetryPolicy, type Watchdog } from '../tasks/policy.js';
 import { logCall } from './log.js';
 
@@ -193,7 +194,12 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       ...Object.values(toolCtx.functionTools).filter((t) => t.name !== ESCALATE_TOOL),
       ...toolCtx.providerTools,
     ]);
-    return (await super.llmNode(chatCtx, visible, modelSettings)) ?? emptyStream();
+    // A model call that fails is a failed attempt with a re-prompt, never half an answer.
+    const clock = this.call?.clock ?? systemClock;
+    const guarded = guardedModelReply(this, chatCtx, visible, modelSettings, clock, () =>
+      this.fail('noMatch'),
+    );
+    return guarded ?? (await super.llmNode(chatCtx, visible, modelSettings)) ?? emptyStream();
   }
 
   /** Speaks `text` with `session.say` (no model) and tracks it as this task's speech. */

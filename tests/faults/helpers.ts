@@ -42,10 +42,14 @@ export class Desk<T> extends voice.Agent {
   }
 }
 
-/** Starts a call whose caller asks the desk to capture (the desk's model calls `capture`). */
+/**
+ * Starts a call whose caller asks the desk to capture. A ScriptedLLM gets the desk's turns
+ * scripted (call `capture`, then "Back at the desk."); any other model (`llm`) must answer
+ * them itself.
+ */
 export async function startDesk<T>(
   make: () => voice.AgentTask<Outcome<T>>,
-  options: { model?: ScriptedLLM; clock?: VirtualClock; afterCapture?: string } = {},
+  options: { model?: ScriptedLLM; llm?: llm.LLM; clock?: VirtualClock; afterCapture?: string } = {},
 ): Promise<{ desk: Desk<T>; caller: SimulatedCaller; model: ScriptedLLM }> {
   const model = options.model ?? new ScriptedLLM();
   const desk = new Desk(make);
@@ -53,7 +57,11 @@ export async function startDesk<T>(
     { toolCalls: [{ name: 'capture' }] },
     { say: options.afterCapture ?? 'Back at the desk.' },
   ]);
-  const caller = await SimulatedCaller.start({ agent: desk, llm: model, clock: options.clock });
+  const caller = await SimulatedCaller.start({
+    agent: desk,
+    llm: options.llm ?? model,
+    clock: options.clock,
+  });
   await caller.say('I want to give you a value');
   return { desk, caller, model };
 }

@@ -163,6 +163,28 @@ describe('model error during streaming', () => {
   });
 });
 
+describe('a model gone silent mid-answer', () => {
+  it('a stalled stream is abandoned after the request timeout: failed, partial kept', async () => {
+    const model = await modelFor([{ content: ANSWER, fault: { kind: 'stall', at: 2 } }]);
+    const progress = newProgress();
+    const started = Date.now();
+    const error = await runHeadless({
+      model,
+      instructions: 'x',
+      conversation: llm.ChatContext.empty(),
+      prompt: 'Balance?',
+      maxTurns: 2,
+      signal: new AbortController().signal,
+      connOptions: { maxRetry: 0, retryIntervalMs: 0, timeoutMs: 500 },
+      progress,
+    }).catch((e: unknown) => e);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(isTasklineError(error, 'model_error')).toBe(true);
+    expect(String(error)).toContain('sent nothing for 500 ms');
+    expect(partialOutput(progress)).toBe('The account');
+  });
+});
+
 describe('model error after streaming', () => {
   it('the connection drops after the last chunk: still a failure, never done', async () => {
     const { lookup, runs } = lookupTool();
