@@ -126,6 +126,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private turns = 0;
   /** A failure was already counted for the caller's current utterance. */
   private failedThisTurn = false;
+  /** Times the model reported the current utterance unclear. */
+  private unclearThisTurn = 0;
   private phase: Phase = 'asking';
   private pending: { value: T; modality: InputModality } | undefined;
   private spelled = false;
@@ -240,6 +242,7 @@ export class TypedTask<T> extends CaptureTask<T> {
       if (item.type === 'message' && item.role === 'user') {
         newUser = item.textContent ?? '';
         this.failedThisTurn = false;
+        this.unclearThisTurn = 0;
       }
       if (item.type === 'function_call_output' && isTaskTool(item.name)) {
         lastOutput = item;
@@ -252,9 +255,11 @@ export class TypedTask<T> extends CaptureTask<T> {
 
     if (newUser !== undefined) return this.onCallerTurn(newUser, chatCtx, toolCtx, modelSettings);
 
-    // The caller's utterance already failed once (the model was told why): re-prompt without
-    // asking the model again, so one utterance never costs more than one attempt.
-    if (lastOutput?.name === TASK_TOOLS.unclear) return textStream(this.reprompt('noMatch'));
+    // The model failed this utterance again on its own tool reply: re-prompt without asking
+    // it a third time. One utterance costs one attempt and at most two model calls.
+    if (lastOutput?.name === TASK_TOOLS.unclear && this.unclearThisTurn > 1) {
+      return textStream(this.reprompt('noMatch'));
+    }
     if (lastOutput && failedAgain) {
       return textStream(
         joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
@@ -383,6 +388,7 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   private onUnclear(reason: string): string | undefined {
+    this.unclearThisTurn += 1;
     this.countFailure('noMatch');
     if (this.checkCaps()) return undefined;
     return `Not understood (${reason}). Ask again, more simply.`;

@@ -28,12 +28,13 @@ describe('one utterance is one attempt', () => {
     await caller.dtmf('2');
     expect(caller.agentLines.at(-1)).toBe(BLOCK);
     await caller.say('hmm, what about my dog');
-    expect(model.requestsFor('block_card')).toHaveLength(1);
+    // The stand-in model reports "unclear" on its tool reply too: not counted, not asked again.
+    expect(model.requestsFor('block_card')).toHaveLength(2);
     expect(caller.agentLines.at(-1)).toBe(`Sorry, I didn't understand. ${BLOCK}`);
     expect(caller.agentLines.filter((l) => l.includes(BLOCK))).toHaveLength(2);
     // Still asking: two more unclear replies are needed to reach the cap of three.
     await caller.say('the weather is nice');
-    expect(model.requestsFor('block_card')).toHaveLength(2);
+    expect(model.requestsFor('block_card')).toHaveLength(4);
     expect(caller.agentLines.at(-1)).toBe(`Sorry, I didn't understand. ${BLOCK}`);
     await caller.say('yes');
     expect(caller.agentLines.at(-1)).toBe(

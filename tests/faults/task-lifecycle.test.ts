@@ -171,3 +171,51 @@ describe('the agent replaced mid-task (session.updateAgent)', () => {
     });
   }
 });
+
+describe('a tool that throws', () => {
+  it('the model hears an error, the task goes on, and the answer is still captured', async () => {
+    const lookup = llm.tool({
+      description: 'Look the account up.',
+      execute: async () => {
+        throw new Error('CRM is down');
+      },
+    });
+    const started = await startDesk(() => accountTask({ lookup }).create());
+    caller = started.caller;
+    started.model.for('account', [
+      { toolCalls: [{ name: 'lookup' }] },
+      (req) => ({
+        say: req.lastToolOutput?.isError ? 'I could not look it up. What is the number?' : 'odd',
+      }),
+      { toolCalls: [{ name: 'submit', args: { account: '4412' } }] },
+    ]);
+    await caller.say('look it up please');
+    expect(caller.agentLines.at(-1)).toBe('I could not look it up. What is the number?');
+    await caller.say('four four one two');
+    expect(started.desk.errors).toEqual([]);
+    expect(started.desk.outcomes).toMatchObject([{ status: 'ok', value: { account: '4412' } }]);
+    expect(caller.agentLines.at(-1)).toBe('Back at the desk.');
+  });
+});
+
+describe('the session ending mid-task', () => {
+  for (const [kind, make] of Object.entries(captures)) {
+    it(`${kind}: the caller hangs up → hangup, the call ended by the caller`, async () => {
+      const started = await startDesk(make);
+      caller = started.caller;
+      await caller.hangup();
+      expect(started.desk.errors).toEqual([]);
+      expect(started.desk.outcomes).toMatchObject([{ status: 'hangup', reason: 'caller hung up' }]);
+      expect(caller.endedBy).toBe('caller');
+    });
+
+    it(`${kind}: the worker closes the session → cancelled, not a hang-up`, async () => {
+      const started = await startDesk(make);
+      caller = started.caller;
+      await caller.close();
+      expect(started.desk.errors).toEqual([]);
+      expect(started.desk.outcomes).toMatchObject([{ status: 'cancelled' }]);
+      expect(caller.endedBy).toBeUndefined();
+    });
+  }
+});
