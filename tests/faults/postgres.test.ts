@@ -64,6 +64,21 @@ async function proxy(): Promise<PgPeer> {
   return peer;
 }
 
+/** A checkpoint store reached through `peer`, whose table is dropped after the run. */
+async function checkpointsVia(peer: PgPeer, table: string): Promise<PostgresCheckpointStore> {
+  const store = await PostgresCheckpointStore.connect({
+    connectionString: peer.url,
+    table,
+    ...FAST,
+  });
+  cleanups.push(async () => {
+    const direct = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table });
+    await direct.drop();
+    await direct.close();
+  });
+  return store;
+}
+
 describe('a silent PostgreSQL (accepts TCP, never answers)', () => {
   it('delegation store: open gives up with timeout', async () => {
     const peer = await silentPeer();
@@ -138,17 +153,7 @@ describe('a refused connection (nothing listens)', () => {
 describe('PostgreSQL going silent mid-use', () => {
   it('checkpoint store: a read after the silence times out', async () => {
     const peer = await proxy();
-    const table = `taskline_fault_ckpt_${tag}`;
-    const store = await PostgresCheckpointStore.connect({
-      connectionString: peer.url,
-      table,
-      ...FAST,
-    });
-    cleanups.push(async () => {
-      const direct = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table });
-      await direct.drop();
-      await direct.close();
-    });
+    const store = await checkpointsVia(peer, `taskline_fault_ckpt_${tag}`);
     const key = { flow: 'f', callId: 'c' };
     expect(await store.load(key)).toBeUndefined();
     peer.silence();
@@ -195,17 +200,7 @@ describe('PostgreSQL going silent mid-use', () => {
 
   it('a survey whose checkpoint store goes silent: failed with timeout, goodbye, call ended', async () => {
     const peer = await proxy();
-    const table = `taskline_fault_survey_${tag}`;
-    const checkpoints = await PostgresCheckpointStore.connect({
-      connectionString: peer.url,
-      table,
-      ...FAST,
-    });
-    cleanups.push(async () => {
-      const direct = await PostgresCheckpointStore.connect({ connectionString: PG_URL, table });
-      await direct.drop();
-      await direct.close();
-    });
+    const checkpoints = await checkpointsVia(peer, `taskline_fault_survey_${tag}`);
     const s = await startSurvey({ checkpoints, callId: `silent-${tag}` });
     caller = s.caller;
     await s.caller.say('yes');
