@@ -1,3 +1,9 @@
+/**
+ * The flow runner. Over 500 lines on purpose: one AgentTask whose loop, checkpoints, go-back
+ * and ending share the same run state (position, answers, version), so they read best
+ * together. What has a job of its own lives beside it: checkpoint-io.ts (bounded store
+ * calls), ending.ts (how the call ends), context.ts (each step's context), graph.ts (next).
+ */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
@@ -9,6 +15,7 @@ import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
+import { CheckpointIO } from './checkpoint-io.js';
 import {
   type CheckpointKey,
   type CheckpointStore,
@@ -96,7 +103,6 @@ export interface FlowRunOptions {
 
 const ENDS_FLOW = new Set(['hangup', 'cancelled', 'transferred']);
 const DEFAULT_MAX_BACK_STEPS = 3;
-const DEFAULT_CHECKPOINT_TIMEOUT_MS = 10_000;
 
 /** The go-back tool's name, as models (and scripts) call it. */
 export const GO_BACK_TOOL = 'go_back';
@@ -122,14 +128,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private state: FlowState | undefined;
   private key: CheckpointKey | undefined;
   private version = 0;
-  private conflict: Error | undefined;
   private current: voice.AgentTask<Outcome<unknown>> | undefined;
   private jump: { to: string } | undefined;
   private call: CallContext | undefined;
   /** Kept from `onEnter`: `this.session` throws once the flow's activity has closed. */
   private agentSession: voice.AgentSession | undefined;
   private ownError: unknown;
-  private storeError: Error | undefined;
+  private io: CheckpointIO | undefined;
   private working: (() => void) | undefined;
   private runCalled = false;
   /** Another agent took the session over (`session.updateAgent`) while the flow ran. */
@@ -255,6 +260,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       callId: this.options.callId ?? call.callId,
     };
     this.key = key;
+    this.io = new CheckpointIO(
+      this.options.checkpoints,
+      key,
+      call.clock,
+      this.options.checkpointTimeoutMs,
+    );
     const claimed = await this.claim(key, call.clock.now());
     if (claimed === 'lost') return this.lost();
     if (claimed === 'completed') return this.completed();
@@ -291,12 +302,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     key: CheckpointKey,
     now: number,
   ): Promise<'fresh' | 'resumed' | 'completed' | 'lost'> {
-    const store = this.options.checkpoints;
+    const io = this.io!;
     // Something to report from, should the store fail before anything is loaded.
     this.state = this.fresh(key, now);
     for (let attempt = 0; ; attempt++) {
-      const loaded = store ? await this.storeCall('load', () => store.load(key)) : undefined;
-      if (this.storeError) return 'lost';
+      const loaded = await io.load();
+      if (io.failure) return 'lost';
       if (loaded?.state.status === 'completed' && this.options.ifCompleted !== 'restart') {
         this.state = loaded.state;
         this.version = loaded.version;
@@ -313,9 +324,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       if (resumed) state.resumes += 1;
       this.state = state;
       if (await this.persist()) return resumed ? 'resumed' : 'fresh';
-      if (this.storeError) return 'lost';
-      const current = store ? await this.storeCall('load', () => store.load(key)) : undefined;
-      if (this.storeError || attempt >= 2 || !current || current.state.status === 'running') {
+      if (io.failure) return 'lost';
+      const current = await io.load();
+      if (io.failure || attempt >= 2 || !current || current.state.status === 'running') {
         return 'lost';
       }
     }
@@ -674,20 +685,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
 
   /**
    * One versioned write; false when another session advanced the call first, or when the
-   * store failed (`storeError`).
+   * store failed (see {@link CheckpointIO}).
    */
   private async persist(step?: string): Promise<boolean> {
-    const store = this.options.checkpoints;
+    const io = this.io!;
     const state = this.state!;
-    if (!store) return true;
-    if (this.storeError) return false;
-    let written: number | undefined;
-    try {
-      written = await this.storeCall('save', () => store.save(this.key!, state, this.version));
-    } catch (error) {
-      if (isCheckpointConflict(error)) this.conflict = error;
-      return false;
-    }
+    if (!io.enabled) return true;
+    const written = await io.save(state, this.version);
     if (written === undefined) return false;
     this.version = written;
     const info: CheckpointInfo = {
@@ -722,53 +726,23 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return this.incomplete(status, state.reason, step, outcome);
   }
 
-  /**
-   * One checkpoint call, bounded by `checkpointTimeoutMs` on the call's clock. A failure is
-   * kept in `storeError` (the flow then ends `failed`); a conflict is rethrown to `persist`.
-   */
-  private async storeCall<T>(what: string, fn: () => Promise<T>): Promise<T | undefined> {
-    const ms = this.options.checkpointTimeoutMs ?? DEFAULT_CHECKPOINT_TIMEOUT_MS;
-    let timer: { cancel(): void } | undefined;
-    const silent = new Promise<never>((_, reject) => {
-      timer = this.call!.clock.setTimer(ms, () =>
-        reject(
-          new TasklineError(
-            'timeout',
-            `The checkpoint store did not answer a ${what} within ${ms} ms. Check the store (is the database up?), or raise checkpointTimeoutMs.`,
-          ),
-        ),
-      );
-    });
-    const work = Promise.resolve().then(fn);
-    work.catch(() => undefined);
-    try {
-      return await Promise.race([work, silent]);
-    } catch (error) {
-      if (isCheckpointConflict(error)) throw error;
-      this.storeError = error instanceof Error ? error : new Error(String(error));
-      return undefined;
-    } finally {
-      timer?.cancel();
-    }
-  }
-
   /** The flow cannot go on: the store failed, or another session advanced the call. */
   private lost(): FlowResult<R> {
-    const failure = this.storeError;
-    if (failure) {
+    const error = this.io?.errorInfo();
+    if (error) {
       const position = this.state!.position;
       return {
         ...this.incomplete(
           'failed',
-          `the checkpoint store failed: ${failure.message}`,
+          `the checkpoint store failed: ${error.message}`,
           position === END ? undefined : position,
         ),
-        error: { code: errorCode(failure), message: failure.message },
+        error,
       };
     }
     return this.incomplete(
       'conflict',
-      this.conflict?.message ?? 'another session advanced this call',
+      this.io?.conflict?.message ?? 'another session advanced this call',
     );
   }
 
@@ -805,12 +779,6 @@ interface StepRun {
 }
 
 const ZERO = { noInput: 0, noMatch: 0, invalid: 0 } as const;
-
-/** A stable code for an error: its own `code` (TasklineError, pg, Node) or `store_error`. */
-function errorCode(error: Error): string {
-  const code = (error as { code?: unknown }).code;
-  return typeof code === 'string' && code ? code : 'store_error';
-}
 
 function valuesOf(entries: Record<string, StepEntry>): Record<string, unknown> {
   const out: Record<string, unknown> = {};
