@@ -16,12 +16,7 @@ import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
 import { CheckpointIO } from './checkpoint-io.js';
-import {
-  type CheckpointKey,
-  type CheckpointStore,
-  type FlowState,
-  isCheckpointConflict,
-} from './checkpoints/types.js';
+import type { CheckpointKey, CheckpointStore, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
