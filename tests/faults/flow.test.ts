@@ -124,6 +124,24 @@ describe('a step that never answers', () => {
   });
 });
 
+describe('a flow awaited twice', () => {
+  it('a second run() throws as upstream’s AgentTask does', async () => {
+    const f = flow('hello').step('hi', announce('Hello!'));
+    class Once extends voice.Agent {
+      task = f.create();
+      result: unknown;
+      override async onEnter(): Promise<void> {
+        this.result = await this.task.run();
+      }
+    }
+    const agent = new Once({ instructions: 'x' });
+    const caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
+    callers.push(caller);
+    expect(agent.result).toMatchObject({ status: 'completed' });
+    await expect(agent.task.run()).rejects.toThrow(/already started/);
+  });
+});
+
 describe('the flow interrupted from outside', () => {
   it('agent replaced mid-flow: the awaiter gets cancelled, the checkpoint stays on the step', async () => {
     const checkpoints = new MemoryCheckpointStore();
