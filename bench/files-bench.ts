@@ -219,7 +219,36 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
   } finally {
     rmSync(tree.root, { recursive: true, force: true });
   }
+  results.push(await measureRefusedWrite());
   return results;
+}
+
+/**
+ * Memory a refused over-cap write costs: a 200 MB write to a disk backend capped at 5 MB,
+ * measured as the growth of Buffer memory (arrayBuffers) right after the refusal. The cap
+ * is checked on the byte length, so the content is never encoded (about 0 MB, was +200 MB).
+ */
+export async function measureRefusedWrite(mb = 200): Promise<BenchResult> {
+  const root = mkdtempSync(join(tmpdir(), 'taskline-files-refused-'));
+  try {
+    const disk = new DiskBackend({ root, maxFileBytes: 5 * 1024 * 1024 });
+    const content = 'x'.repeat(mb * 1024 * 1024);
+    const before = process.memoryUsage().arrayBuffers;
+    const refused = await disk.write('/huge.txt', content).then(
+      () => false,
+      () => true,
+    );
+    const grown = process.memoryUsage().arrayBuffers - before;
+    return {
+      name: 'files.write.refused',
+      metric: `Buffer memory after a refused ${mb} MB write (cap 5 MB)`,
+      value: round(grown / (1024 * 1024)),
+      unit: 'MB',
+      note: refused ? 'refused with too_large' : 'MISMATCH: the write was accepted',
+    };
+  } finally {
+    rmSync(root, { recursive: true, force: true });
+  }
 }
 
 function round(n: number): number {

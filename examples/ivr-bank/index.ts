@@ -57,6 +57,7 @@ const pinEntry = collectDigits({
   prompt: 'Please enter your 4-digit PIN.',
   minDigits: 4,
   maxDigits: 4,
+  deleteKey: '*', // a mistyped digit is taken back with star, as on most bank lines
   mask: true,
   validator: (pin) => (ACCOUNTS[pin] ? undefined : "That PIN doesn't match our records."),
 });

@@ -13,8 +13,10 @@ export const REFERRAL_QUESTION =
   'Wonderful! Would you like to join our referral program and get a gift for every friend you refer?';
 /** Asked after a yes to the referral question. */
 export const EMAIL_QUESTION = 'Great. What email address should we send your referral link to?';
-/** The last line of every survey call. */
+/** The last line of every survey call that got its answers. */
 export const THANKS_LINE = 'Thank you for your time. Goodbye!';
+/** The last line of a survey call that ended without them (a refusal, no answer). */
+export const GOODBYE_LINE = 'No problem. Thank you for your time. Goodbye!';
 
 const score = number({
   name: 'score',

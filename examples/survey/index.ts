@@ -2,13 +2,27 @@ import { voice } from '@livekit/agents';
 import {
   type CallModule,
   defineCallModule,
+  type FlowEnding,
   type FlowResult,
   type FlowRunOptions,
   type FlowStatus,
 } from 'taskline';
-import { type SurveyAnswers, surveyFlow } from './flow.js';
+import { GOODBYE_LINE, type SurveyAnswers, surveyFlow } from './flow.js';
 
 export * from './flow.js';
+
+/**
+ * How every survey call ends: a completed survey has already thanked the caller, anything
+ * else (a refusal, answers that never came, a lost checkpoint race) says goodbye; then the
+ * bot ends the call. A caller who hung up hears nothing.
+ */
+export const SURVEY_ENDING: FlowEnding = {
+  goodbye: (result) => {
+    if (result.status === 'completed' || result.status === 'hangup') return undefined;
+    if (result.status === 'conflict') return 'This survey is continuing on another line. Goodbye.';
+    return GOODBYE_LINE;
+  },
+};
 
 /** What a survey call reports when it ends: how the flow ended and the typed answers. */
 export interface SurveyOutcome {
@@ -17,8 +31,9 @@ export interface SurveyOutcome {
 }
 
 /**
- * The call's agent: it runs the survey flow from `onEnter` and keeps the typed result.
- * Pass checkpoint options to make calls resumable.
+ * The call's agent: it runs the survey flow from `onEnter`, keeps the typed result, and ends
+ * the call when the flow ends, however it ends. Pass checkpoint options to make calls
+ * resumable.
  */
 export class SurveyCall extends voice.Agent {
   result: FlowResult<SurveyAnswers> | undefined;
@@ -33,7 +48,7 @@ export class SurveyCall extends voice.Agent {
   }
 
   override async onEnter(): Promise<void> {
-    this.result = await surveyFlow.run(this.runOptions);
+    this.result = await surveyFlow.run({ onEnd: SURVEY_ENDING, ...this.runOptions });
   }
 
   /** The outcome so far (`running` until the flow ends). */

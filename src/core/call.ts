@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { voice } from '@livekit/agents';
 import { type Clock, systemClock } from './clock.js';
+import { logLine } from './log.js';
 
 /** A key pressed by the caller: one of 0-9, *, #, A-D. */
 export type DtmfDigit =
@@ -36,10 +37,19 @@ export interface HangupEvent {
   at: number;
 }
 
+/** How a call ended: the caller hung up, or the bot ended it (after its goodbye). */
+export interface CallEnd {
+  by: 'caller' | 'bot';
+  reason: string;
+  at: number;
+}
+
 /** The events a call emits, independent of where they come from. */
 export interface CallEvents {
   dtmf: [DtmfEvent];
   hangup: [HangupEvent];
+  /** The call ended, by the caller or by the bot (logs and transcripts tell them apart). */
+  ended: [CallEnd];
   /** The agent started or stopped waiting on the caller; carries the number of waiters. */
   waiting: [number];
   /** Work that is not speech (a flow writing a checkpoint) started or ended; carries the count. */
@@ -78,6 +88,7 @@ export class CallContext {
   private readonly emitter = new EventEmitter<CallEvents>();
   private _callerIdentity: string | undefined;
   private _hungUp: HangupEvent | undefined;
+  private _ended: CallEnd | undefined;
   private waiters = 0;
   private busyCount = 0;
   private secrets = 0;
@@ -126,7 +137,51 @@ export class CallContext {
     if (this._hungUp) return;
     this._hungUp = { reason, at: this.clock.now() };
     this.emitter.emit('hangup', this._hungUp);
+    this.noteEnd('caller', reason);
     this.session.shutdown({ drain: false, reason: 'participant_disconnected' });
+  }
+
+  /** How the call ended, once it has: by the caller (a hang-up) or by the bot. */
+  get ended(): CallEnd | undefined {
+    return this._ended;
+  }
+
+  /**
+   * Ends the call from the bot's side: says `goodbye` and waits for it to play (never to a
+   * caller who already left), records and logs who ended the call, then shuts the session
+   * down. Safe to call more than once.
+   */
+  async end(options: { goodbye?: string; reason?: string } = {}): Promise<void> {
+    const session = this.session;
+    if (options.goodbye && !this._hungUp && !this._ended && !session._closing) {
+      try {
+        await session.say(options.goodbye, { allowInterruptions: false }).waitForPlayout();
+      } catch {
+        // the session is closing already
+      }
+    }
+    // A caller who hung up ended the call (already noted); a session closing for another
+    // reason (the worker shutting down) was not ended by the bot either.
+    if (this._hungUp || session._closing) return;
+    this.noteEnd('bot', options.reason ?? 'the bot ended the call');
+    session.shutdown();
+  }
+
+  /**
+   * Records who ended the call (the first end wins), for logs and transcripts. `end()` and
+   * `hangup()` call it; so does anything that ends the session some other way (a model's
+   * `end_call` tool).
+   */
+  noteEnd(by: CallEnd['by'], reason: string): void {
+    if (this._ended) return;
+    this._ended = { by, reason, at: this.clock.now() };
+    logLine(
+      'taskline.call',
+      'info',
+      by === 'bot' ? 'call ended by the bot' : 'call ended: the caller hung up',
+      { callId: this.callId, reason },
+    );
+    this.emitter.emit('ended', this._ended);
   }
 
   /**

@@ -12,7 +12,9 @@ export type TasklineErrorCode =
   | 'limit_exceeded'
   | 'conflict'
   | 'missing_dependency'
-  | 'call_failed';
+  | 'call_failed'
+  /** A model call failed (before, during or after streaming); nothing it said was used. */
+  | 'model_error';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

@@ -23,6 +23,7 @@ export {
   SqliteCheckpointStore,
 } from './checkpoints/index.js';
 export type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
+export { defaultGoodbye, type FlowEnding } from './ending.js';
 export { type FlowEdge, flowEdges, type StepEntry } from './graph.js';
 export type { AnyStepSource, FlowValue, SourceValue, StepInfo } from './infer.js';
 export { type MermaidOptions, toMermaid } from './mermaid.js';

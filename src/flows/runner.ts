@@ -1,3 +1,9 @@
+/**
+ * The flow runner. Over 500 lines on purpose: one AgentTask whose loop, checkpoints, go-back
+ * and ending share the same run state (position, answers, version), so they read best
+ * together. What has a job of its own lives beside it: checkpoint-io.ts (bounded store
+ * calls), ending.ts (how the call ends), context.ts (each step's context), graph.ts (next).
+ */
 import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
@@ -7,19 +13,18 @@ import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
+import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
-import {
-  type CheckpointKey,
-  type CheckpointStore,
-  type FlowState,
-  isCheckpointConflict,
-} from './checkpoints/types.js';
+import { CheckpointIO } from './checkpoint-io.js';
+import type { CheckpointKey, CheckpointStore, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
+import { endFlowCall, type FlowEnding } from './ending.js';
 import { resolveNext, type StepEntry } from './graph.js';
 import { buildReport } from './report.js';
 import {
   END,
+  type FlowIncomplete,
   type FlowResult,
   type FlowStatus,
   type StepRecord,
@@ -76,6 +81,19 @@ export interface FlowRunOptions {
   onStepCompleted?: (record: StepRecord) => void;
   /** Called after each checkpoint write. */
   onCheckpoint?: (info: CheckpointInfo) => void;
+  /**
+   * How the call ends once the flow does: a goodbye chosen by the result, then the bot ends
+   * the call (see {@link FlowEnding}). Without it the flow just returns and the agent decides,
+   * except after losing a checkpoint race (`conflict`): this session no longer owns the call,
+   * so it says so and ends the call.
+   */
+  onEnd?: FlowEnding;
+  /**
+   * Longest wait for one checkpoint read or write, on the call's clock (default 10,000 ms).
+   * A store that fails or stays silent ends the flow as `failed` with the answers so far and
+   * the store's `error`; nothing is retried behind the caller's back.
+   */
+  checkpointTimeoutMs?: number;
 }
 
 const ENDS_FLOW = new Set(['hangup', 'cancelled', 'transferred']);
@@ -105,21 +123,39 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private state: FlowState | undefined;
   private key: CheckpointKey | undefined;
   private version = 0;
-  private conflict: Error | undefined;
   private current: voice.AgentTask<Outcome<unknown>> | undefined;
   private jump: { to: string } | undefined;
   private call: CallContext | undefined;
+  /** Kept from `onEnter`: `this.session` throws once the flow's activity has closed. */
+  private agentSession: voice.AgentSession | undefined;
   private ownError: unknown;
+  private io: CheckpointIO | undefined;
   private working: (() => void) | undefined;
+  private runCalled = false;
+  /** Another agent took the session over (`session.updateAgent`) while the flow ran. */
+  private takenOver = false;
+  private readonly replaced = new ReplacedRun<FlowResult<R>>();
+  private readonly nested: boolean;
 
-  constructor(definition: FlowDefinition, options: FlowRunOptions = {}) {
+  /** @param nested internal: a flow run as a step of another flow never ends the call. */
+  constructor(definition: FlowDefinition, options: FlowRunOptions = {}, nested = false) {
     super({
       id: definition.name,
       instructions: `Runs the steps of the "${definition.name}" flow.`,
       chatCtx: options.chatCtx,
     });
+    if (
+      options.checkpointTimeoutMs !== undefined &&
+      !(Number.isFinite(options.checkpointTimeoutMs) && options.checkpointTimeoutMs >= 100)
+    ) {
+      throw new TasklineError(
+        'invalid_argument',
+        `checkpointTimeoutMs must be a number of at least 100 ms (got ${String(options.checkpointTimeoutMs)}).`,
+      );
+    }
     this.definition = definition;
     this.options = options;
+    this.nested = nested;
   }
 
   /** Subscribes to a flow event; returns the function that unsubscribes. */
@@ -133,22 +169,41 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return this.state ? structuredClone(this.state) : undefined;
   }
 
-  /** Resolves the flow's result; a session torn down mid-flow resolves `hangup` / `cancelled`. */
+  /**
+   * Resolves the flow's result; a session torn down mid-flow resolves `hangup` / `cancelled`,
+   * and the flow being replaced (`session.updateAgent`) `cancelled`. Then ends the call as
+   * `onEnd` says. A second `run()` throws, as upstream's AgentTask does.
+   */
   override async run(): Promise<FlowResult<R>> {
+    if (this.runCalled) return super.run();
+    this.runCalled = true;
+    let result: FlowResult<R>;
     try {
-      return await super.run();
+      result = await this.replaced.race(super.run());
     } catch (error) {
       if (error === this.ownError || !this.state) throw error;
       // The session closed under the flow (a hang-up): the checkpoint still points at the
       // step the caller was on, so a new session resumes there.
       const hungUp = this.call?.hungUp;
       const position = this.state.position;
-      return this.incomplete(
+      result = this.incomplete(
         hungUp ? 'hangup' : 'cancelled',
         hungUp?.reason ?? (error instanceof Error ? error.message : String(error)),
         position === END ? undefined : position,
       );
     }
+    const ending =
+      this.options.onEnd ?? (result.status === 'conflict' ? ({} satisfies FlowEnding) : undefined);
+    if (ending && this.call && !this.nested && !this.takenOver) {
+      await endFlowCall(this.call, ending, result);
+    }
+    return result;
+  }
+
+  /** True (while the flow runs) when another agent has taken the session over. */
+  private wasReplaced(): boolean {
+    const session = this.agentSession;
+    return session !== undefined && !session._closing && session.currentAgent !== this;
   }
 
   /** The runner never speaks for itself: a stray caller turn between steps gets no reply. */
@@ -157,6 +212,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   }
 
   override async onEnter(): Promise<void> {
+    this.agentSession = this.session;
     let result: FlowResult<R>;
     try {
       result = await this.execute();
@@ -168,6 +224,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       this.idle();
     }
     if (!this.done) this.complete(result);
+    // Upstream would not hand the result to our awaiter once another agent took over.
+    if (this.wasReplaced()) {
+      this.takenOver = true;
+      this.replaced.settle(result);
+    }
   }
 
   /**
@@ -186,7 +247,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
 
   private async execute(): Promise<FlowResult<R>> {
     const def = this.definition;
-    const call = callOf(this.session);
+    const call = callOf(this.agentSession!);
     this.call = call;
     this.busy();
     const key: CheckpointKey = {
@@ -194,6 +255,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       callId: this.options.callId ?? call.callId,
     };
     this.key = key;
+    this.io = new CheckpointIO(
+      this.options.checkpoints,
+      key,
+      call.clock,
+      this.options.checkpointTimeoutMs,
+    );
     const claimed = await this.claim(key, call.clock.now());
     if (claimed === 'lost') return this.lost();
     if (claimed === 'completed') return this.completed();
@@ -214,7 +281,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         // Spoken once the first step is ready, right before it starts, so the caller hears
         // where they were and then the question with no gap.
         greet = async () => {
-          await this.session.say((line ?? defaultResumeLine)(info)).waitForPlayout();
+          await this.agentSession!.say((line ?? defaultResumeLine)(info)).waitForPlayout();
         };
       }
     }
@@ -230,9 +297,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     key: CheckpointKey,
     now: number,
   ): Promise<'fresh' | 'resumed' | 'completed' | 'lost'> {
-    const store = this.options.checkpoints;
+    const io = this.io!;
+    // Something to report from, should the store fail before anything is loaded.
+    this.state = this.fresh(key, now);
     for (let attempt = 0; ; attempt++) {
-      const loaded = store ? await store.load(key) : undefined;
+      const loaded = await io.load();
+      if (io.failure) return 'lost';
       if (loaded?.state.status === 'completed' && this.options.ifCompleted !== 'restart') {
         this.state = loaded.state;
         this.version = loaded.version;
@@ -249,8 +319,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       if (resumed) state.resumes += 1;
       this.state = state;
       if (await this.persist()) return resumed ? 'resumed' : 'fresh';
-      const current = store ? await store.load(key) : undefined;
-      if (attempt >= 2 || !current || current.state.status === 'running') return 'lost';
+      if (io.failure) return 'lost';
+      const current = await io.load();
+      if (io.failure || attempt >= 2 || !current || current.state.status === 'running') {
+        return 'lost';
+      }
     }
   }
 
@@ -377,7 +450,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
           step: step.id,
           callId: state.callId,
           answers: this.answers(),
-          session: this.session,
+          session: this.agentSession!,
         });
         this.busy();
         if (escalated.status !== 'ok') {
@@ -428,7 +501,10 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         answers: this.answers(),
         history: this.chatCtx.copy(),
         summary: answerSummary(this.definition, state.path, state.entries),
-        model: () => (this.session.llm instanceof llm.LLM ? this.session.llm : undefined),
+        model: () => {
+          const model = this.agentSession?.llm;
+          return model instanceof llm.LLM ? model : undefined;
+        },
       }),
     );
     const goBack = this.goBackTool(step, task);
@@ -465,7 +541,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       this.current = undefined;
     }
     const counters = task instanceof TypedTask ? task.counters : ZERO;
-    if (!this.session._closing) {
+    if (!this.agentSession?._closing && !this.wasReplaced()) {
       await this.updateChatCtx(
         this.chatCtx.copy().merge(task.chatCtx.copy(), { excludeInstructions: true }),
       );
@@ -474,14 +550,19 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   }
 
   private async runNested(step: StepDef, flow: FlowDefinition): Promise<StepRun> {
-    const inner = new FlowTask<unknown>(flow, {
-      checkpoints: this.options.checkpoints,
-      callId: this.key!.callId,
-      checkpointKey: `${this.key!.flow}/${step.id}`,
-      ifCompleted: 'restart',
-      resumeLine: false,
-      chatCtx: this.chatCtx.copy(),
-    });
+    const inner = new FlowTask<unknown>(
+      flow,
+      {
+        checkpoints: this.options.checkpoints,
+        callId: this.key!.callId,
+        checkpointKey: `${this.key!.flow}/${step.id}`,
+        ifCompleted: 'restart',
+        resumeLine: false,
+        chatCtx: this.chatCtx.copy(),
+        checkpointTimeoutMs: this.options.checkpointTimeoutMs,
+      },
+      true,
+    );
     const result = await inner.run();
     const t = result.report.totals;
     const counters = { noInput: t.noInput, noMatch: t.noMatch, invalid: t.invalid };
@@ -597,20 +678,17 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return true;
   }
 
-  /** One versioned write; false when another session advanced the call first. */
+  /**
+   * One versioned write; false when another session advanced the call first, or when the
+   * store failed (see {@link CheckpointIO}).
+   */
   private async persist(step?: string): Promise<boolean> {
-    const store = this.options.checkpoints;
+    const io = this.io!;
     const state = this.state!;
-    if (!store) return true;
-    try {
-      this.version = await store.save(this.key!, state, this.version);
-    } catch (error) {
-      if (isCheckpointConflict(error)) {
-        this.conflict = error;
-        return false;
-      }
-      throw error;
-    }
+    if (!io.enabled) return true;
+    const written = await io.save(state, this.version);
+    if (written === undefined) return false;
+    this.version = written;
     const info: CheckpointInfo = {
       flow: this.key!.flow,
       callId: this.key!.callId,
@@ -643,10 +721,23 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return this.incomplete(status, state.reason, step, outcome);
   }
 
+  /** The flow cannot go on: the store failed, or another session advanced the call. */
   private lost(): FlowResult<R> {
+    const error = this.io?.errorInfo();
+    if (error) {
+      const position = this.state!.position;
+      return {
+        ...this.incomplete(
+          'failed',
+          `the checkpoint store failed: ${error.message}`,
+          position === END ? undefined : position,
+        ),
+        error,
+      };
+    }
     return this.incomplete(
       'conflict',
-      this.conflict?.message ?? 'another session advanced this call',
+      this.io?.conflict?.message ?? 'another session advanced this call',
     );
   }
 
@@ -661,7 +752,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     reason: string,
     step?: string,
     outcome?: FailedOutcome,
-  ): FlowResult<R> {
+  ): FlowIncomplete<R> {
     const state = this.state!;
     const report = buildReport({ ...state, status });
     return {

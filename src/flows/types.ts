@@ -202,6 +202,8 @@ export interface FlowIncomplete<R> {
   /** The failed step's (or escalation's) outcome. */
   outcome?: FailedOutcome;
   reason: string;
+  /** Set when the flow stopped on an error of its own (its checkpoint store failed). */
+  error?: { code: string; message: string };
   report: FlowReport;
 }
 

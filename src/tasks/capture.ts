@@ -1,7 +1,9 @@
-import { voice } from '@livekit/agents';
+import { llm, voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
+import { TasklineError } from '../core/errors.js';
 import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
 import type { RetryPolicy } from './policy.js';
+import { ReplacedRun } from './replaced.js';
 
 /**
  * What every capture (typed task, digits, menu) shares besides its way of listening:
@@ -78,33 +80,175 @@ export function joinSpeech(...parts: string[]): string {
 }
 
 /**
+ * Guards a task's tools: each call also sees the task's end on its `abortSignal`, and a call
+ * still running when the task ends is answered at once with a ToolError, so a tool that never
+ * settles cannot keep the task's activity (and the call) from moving on.
+ */
+export class ToolGuard {
+  private readonly controller = new AbortController();
+
+  /** Aborted when the task ends. */
+  get signal(): AbortSignal {
+    return this.controller.signal;
+  }
+
+  /** The given tools with every function tool guarded (tool sets and provider tools as they are). */
+  wrap(tools: llm.ToolContextLike | undefined): llm.ToolContextEntry[] {
+    if (tools === undefined) return [];
+    return llm.toToolContext(tools).tools.map((entry) => this.guard(entry));
+  }
+
+  /** One guarded tool (other entries pass through). */
+  guard<E extends llm.ToolContextEntry>(entry: E): E {
+    if (!llm.isFunctionTool(entry)) return entry;
+    const tool = entry as llm.FunctionTool;
+    const ending = this.controller.signal;
+    const execute: llm.FunctionTool['execute'] = (args, options) => {
+      if (ending.aborted) return Promise.reject(ended(ending));
+      const own = options?.abortSignal;
+      const abortSignal = own ? AbortSignal.any([own, ending]) : ending;
+      const running = Promise.resolve().then(() => tool.execute(args, { ...options, abortSignal }));
+      return raceEnd(running, ending);
+    };
+    return { ...tool, execute } as E;
+  }
+
+  /** Ends the task's tool calls: aborts their signals and answers any still running. */
+  end(reason: string): void {
+    if (!this.controller.signal.aborted) {
+      this.controller.abort(new TasklineError('cancelled', reason));
+    }
+  }
+}
+
+function ended(signal: AbortSignal): llm.ToolError {
+  const why = signal.reason instanceof Error ? signal.reason.message : 'the task has ended';
+  return new llm.ToolError(`This task has ended (${why}); the tool call was cancelled.`);
+}
+
+function raceEnd<R>(running: Promise<R>, ending: AbortSignal): Promise<R> {
+  return new Promise<R>((resolve, reject) => {
+    // A tool that itself ends the task (submit, a tool calling complete()) settles within
+    // the same turn of the event loop: let it answer before it is cut off.
+    const onEnd = () => setImmediate(() => reject(ended(ending)));
+    ending.addEventListener('abort', onEnd, { once: true });
+    running.then(
+      (value) => {
+        ending.removeEventListener('abort', onEnd);
+        resolve(value);
+      },
+      (error: unknown) => {
+        ending.removeEventListener('abort', onEnd);
+        reject(error);
+      },
+    );
+  });
+}
+
+/**
+ * Whether an error given to `complete()` is upstream tearing the task down (the session is
+ * closing, or the tool awaiting the task was cancelled) rather than the program's own error.
+ * Upstream (@livekit/agents 1.9 `AgentSession.closeImplInner`, `AgentTask.run`) completes a
+ * task with a ToolError while closing and with "The Task finished before …" when its owner
+ * ends; only those become a `hangup`/`cancelled` outcome.
+ */
+function isTeardown(error: Error, session: voice.AgentSession | undefined): boolean {
+  return (
+    session?._closing === true ||
+    error instanceof llm.ToolError ||
+    error.message.startsWith('The Task finished before')
+  );
+}
+
+/**
  * The shell every capture task shares (typed tasks, digits, menus): an upstream AgentTask
  * whose `run()` always resolves an {@link Outcome}. A session torn down mid-capture becomes
- * `hangup` or `cancelled`; an error before the task ever started (awaited outside a tool or
- * `onEnter`) is a programming error and is rethrown. Subclasses set `entered` and `call` in
- * `onEnter` and release their timers and listeners in `cleanup()`.
+ * `hangup` or `cancelled`, and so does the task being replaced (`session.updateAgent`); an
+ * error before the task ever started (awaited outside a tool or `onEnter`), an error given
+ * to `complete()` by the program, and a second `run()` are rethrown, as upstream does.
+ * However the task ends — its own answer, `complete()` from outside, the watchdog — its
+ * timers and listeners are released and its running tool calls are cancelled. Subclasses
+ * set `entered`, `call` and `agentSession` in `onEnter`, guard their tools with `tools`,
+ * and release their timers and listeners in `cleanup()`.
  */
 export abstract class CaptureTask<T> extends voice.AgentTask<Outcome<T>> {
   /** True once `onEnter` ran. */
   protected entered = false;
   /** The call this task runs in (set in `onEnter`). */
   protected call: CallContext | undefined;
+  /**
+   * The session this task runs in (set in `onEnter`): `this.session` throws once the task's
+   * activity has closed, and cleanup may run after that.
+   */
+  protected agentSession: voice.AgentSession | undefined;
+  /** Cancels this task's running tool calls when it ends (wrap tools with `tools.wrap`). */
+  protected readonly tools: ToolGuard;
+  private runCalled = false;
+  private programError: Error | undefined;
+  private readonly replaced = new ReplacedRun<Outcome<T>>();
+
+  constructor(options: ConstructorParameters<typeof voice.AgentTask>[0], tools: ToolGuard) {
+    super(options);
+    this.tools = tools;
+  }
 
   /** Failed answers so far (the `attempts` of an unwound outcome). */
   protected abstract failures(): number;
 
-  /** Releases the task's timers and listeners; runs whenever `run()` ends. */
+  /** Releases the task's timers and listeners; runs whenever the task ends. */
   protected abstract cleanup(): void;
+
+  /** Marks the task as decided so nothing of it acts again (timers, late keys, tools). */
+  protected abstract markFinished(): void;
+
+  /**
+   * Completes the task (throws if it is already done, as upstream does). Whoever calls it —
+   * the task itself, a flow's timer, a supervisor, a tool — the task stops listening and
+   * its running tool calls are cancelled.
+   */
+  override complete(result: Outcome<T> | Error): void {
+    super.complete(result);
+    if (result instanceof Error && !isTeardown(result, this.agentSession)) {
+      this.programError = result;
+    }
+    this.markFinished();
+    this.cleanup();
+    this.tools.end(result instanceof Error ? result.message : `the task ended: ${result.status}`);
+  }
+
+  /**
+   * The task's activity is closing. Upstream closes it after the task completes, but also
+   * when the session moves to another agent (`session.updateAgent`) while the task runs,
+   * which would leave the awaiter waiting forever: that becomes `cancelled`.
+   */
+  override async onExit(): Promise<void> {
+    if (this.done || !this.entered) return;
+    const hungUp = this.call?.hungUp;
+    const outcome: Outcome<T> = {
+      status: hungUp ? 'hangup' : 'cancelled',
+      attempts: this.failures(),
+      reason: hungUp?.reason ?? 'the task was replaced by another agent (session.updateAgent)',
+    };
+    this.complete(outcome);
+    this.replaced.settle(outcome);
+  }
 
   /** Runs the task inline and resolves its outcome; never throws for caller behaviour. */
   override async run(): Promise<Outcome<T>> {
+    // A second run() throws upstream's "already started" error, untouched.
+    if (this.runCalled) return super.run();
+    this.runCalled = true;
     try {
-      return await super.run();
+      return await this.replaced.race(super.run());
     } catch (error) {
-      if (!this.entered) throw error;
+      if (!this.entered || (this.programError !== undefined && error === this.programError)) {
+        throw error;
+      }
       return unwoundOutcome(error, this.call, this.failures());
     } finally {
+      this.markFinished();
       this.cleanup();
+      this.tools.end('the task ended');
     }
   }
 }

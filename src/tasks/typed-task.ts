@@ -5,13 +5,14 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
-import type { TimerHandle } from '../core/clock.js';
+import { systemClock, type TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
   CaptureTask,
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
+  ToolGuard,
   totalFailures,
 } from './capture.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
@@ -23,6 +24,7 @@ import {
   readBackReply,
   watchReply,
 } from './confirm.js';
+import { guardedModelReply } from './model-reply.js';
 import { refusal } from './parsers/refusal.js';
 import type { ParseResult } from './parsers/result.js';
 import {
@@ -146,6 +148,10 @@ export class TypedTask<T> extends CaptureTask<T> {
   private readonly wrapsValue: boolean;
   private readonly counts = { noInput: 0, noMatch: 0, invalid: 0, rejected: 0 };
   private turns = 0;
+  /** A failure was already counted for the caller's current utterance. */
+  private failedThisTurn = false;
+  /** Times the model reported the current utterance unclear. */
+  private unclearThisTurn = 0;
   private phase: Phase = 'asking';
   private pending: { value: T; modality: InputModality; reason: ReadBackReason } | undefined;
   /** Alternatives the caller offered ("seven or eight"), while asking which. */
@@ -169,41 +175,45 @@ export class TypedTask<T> extends CaptureTask<T> {
     const watchdog = resolveWatchdog(spec.watchdog);
     const wrapsValue = !(spec.schema instanceof z.ZodObject);
     const parameters = (wrapsValue ? z.object({ value: spec.schema }) : spec.schema) as z.ZodObject;
-    super({
-      id: spec.name,
-      instructions: taskInstructions(spec),
-      llm: spec.llm,
-      chatCtx: spec.chatCtx,
-      tools: [
-        ...(llm.toToolContext(spec.tools)?.tools ?? []),
-        llm.tool({
-          name: TASK_TOOLS.submit,
-          description: `Submit the caller's answer (${spec.name}) once you have it.`,
-          parameters,
-          execute: async (args: Record<string, unknown>) => this.onSubmit(args),
-        }),
-        llm.tool({
-          name: TASK_TOOLS.declined,
-          description: 'The caller refuses to give this answer.',
-          parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
-          execute: async ({ reason }) => {
-            this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
-          },
-        }),
-        llm.tool({
-          name: TASK_TOOLS.unclear,
-          description: "The caller's answer could not be understood.",
-          parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
-          execute: async ({ reason }) => this.onUnclear(reason),
-        }),
-        llm.tool({
-          name: TASK_TOOLS.confirm,
-          description: 'After reading the answer back: did the caller say it is correct?',
-          parameters: z.object({ correct: z.boolean() }),
-          execute: async ({ correct }) => this.onConfirm(correct),
-        }),
-      ],
-    });
+    const guard = new ToolGuard();
+    super(
+      {
+        id: spec.name,
+        instructions: taskInstructions(spec),
+        llm: spec.llm,
+        chatCtx: spec.chatCtx,
+        tools: guard.wrap([
+          ...(llm.toToolContext(spec.tools)?.tools ?? []),
+          llm.tool({
+            name: TASK_TOOLS.submit,
+            description: `Submit the caller's answer (${spec.name}) once you have it.`,
+            parameters,
+            execute: async (args: Record<string, unknown>) => this.onSubmit(args),
+          }),
+          llm.tool({
+            name: TASK_TOOLS.declined,
+            description: 'The caller refuses to give this answer.',
+            parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
+            execute: async ({ reason }) => {
+              this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
+            },
+          }),
+          llm.tool({
+            name: TASK_TOOLS.unclear,
+            description: "The caller's answer could not be understood.",
+            parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
+            execute: async ({ reason }) => this.onUnclear(reason),
+          }),
+          llm.tool({
+            name: TASK_TOOLS.confirm,
+            description: 'After reading the answer back: did the caller say it is correct?',
+            parameters: z.object({ correct: z.boolean() }),
+            execute: async ({ correct }) => this.onConfirm(correct),
+          }),
+        ]),
+      },
+      guard,
+    );
     this.spec = spec;
     this.retry = retry;
     this.watchdog = watchdog;
@@ -217,7 +227,9 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   override async onEnter(): Promise<void> {
     this.entered = true;
-    const call = callOf(this.session);
+    const session = this.session;
+    this.agentSession = session;
+    const call = callOf(session);
     this.call = call;
     for (const item of this.chatCtx.items) this.seen.add(item.id);
     this.cleanups.push(
@@ -237,12 +249,10 @@ export class TypedTask<T> extends CaptureTask<T> {
       this.cleanups.push(call.on('dtmf', ({ digit }) => this.onKey(digit, keypad)));
     }
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
-    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
-    this.cleanups.push(() =>
-      this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech),
-    );
-    if (this.spec.prompt) this.session.say(this.spec.prompt);
-    else this.session.generateReply();
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
+    if (this.spec.prompt) session.say(this.spec.prompt);
+    else session.generateReply();
   }
 
   override async llmNode(
@@ -253,18 +263,36 @@ export class TypedTask<T> extends CaptureTask<T> {
     if (this.finished) return emptyStream();
     let newUser: string | undefined;
     let lastOutput: llm.FunctionCallOutput | undefined;
+    let failedAgain = false;
     for (const item of chatCtx.items) {
       if (this.seen.has(item.id)) continue;
       this.seen.add(item.id);
-      if (item.type === 'message' && item.role === 'user') newUser = item.textContent ?? '';
+      if (item.type === 'message' && item.role === 'user') {
+        newUser = item.textContent ?? '';
+        this.failedThisTurn = false;
+        this.unclearThisTurn = 0;
+      }
       if (item.type === 'function_call_output' && isTaskTool(item.name)) {
         lastOutput = item;
-        if (item.name === TASK_TOOLS.submit && item.isError) this.counts.invalid += 1;
+        if (item.name === TASK_TOOLS.submit && item.isError) {
+          failedAgain = !this.countFailure('invalid');
+        }
       }
     }
     if (this.checkCaps()) return emptyStream();
 
     if (newUser !== undefined) return this.onCallerTurn(newUser, chatCtx, toolCtx, modelSettings);
+
+    // The model failed this utterance again on its own tool reply: re-prompt without asking
+    // it a third time. One utterance costs one attempt and at most two model calls.
+    if (lastOutput?.name === TASK_TOOLS.unclear && this.unclearThisTurn > 1) {
+      return textStream(this.reprompt('noMatch'));
+    }
+    if (lastOutput && failedAgain) {
+      return textStream(
+        joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
+      );
+    }
 
     if (lastOutput && this.localCalls.has(lastOutput.callId)) {
       // Our own parser produced the call: answer its result without a model.
@@ -486,9 +514,22 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   private onUnclear(reason: string): string | undefined {
-    this.counts.noMatch += 1;
+    this.unclearThisTurn += 1;
+    this.countFailure('noMatch');
     if (this.checkCaps()) return undefined;
     return `Not understood (${reason}). Ask again, more simply.`;
+  }
+
+  /**
+   * Counts a failed answer found on the model's path, at most once per caller utterance
+   * (a model that reports "unclear" again on the tool reply does not use up more attempts).
+   * Returns false when this utterance had already failed.
+   */
+  private countFailure(kind: 'noMatch' | 'invalid'): boolean {
+    if (this.failedThisTurn) return false;
+    this.failedThisTurn = true;
+    this.counts[kind] += 1;
+    return true;
   }
 
   /** Ends the task when a cap is reached; true if it did. */
@@ -501,6 +542,10 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   protected override failures(): number {
     return totalFailures(this.counts);
+  }
+
+  protected override markFinished(): void {
+    this.finished = true;
   }
 
   private finish(outcome: Outcome<T>): void {
@@ -545,7 +590,7 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   private onKey(digit: string, keypad: KeypadEntry): void {
-    if (this.finished || this.session.currentAgent !== this || !this.call) return;
+    if (this.finished || this.agentSession?.currentAgent !== this || !this.call) return;
     this.cancelNoInput();
     this.keyTimer?.cancel();
     this.keyTimer = undefined;
@@ -578,7 +623,7 @@ export class TypedTask<T> extends CaptureTask<T> {
   private trackSpeech(handle: voice.SpeechHandle): void {
     // `done` too: a task completed from outside (a flow's go_back, TaskGroup's out_of_scope)
     // has no activity left to ask about.
-    if (this.finished || this.done || this.session.currentAgent !== this) return;
+    if (this.finished || this.done || this.agentSession?.currentAgent !== this) return;
     this.activeSpeech += 1;
     this.cancelNoInput();
     handle.addDoneCallback(() => {
@@ -623,7 +668,14 @@ export class TypedTask<T> extends CaptureTask<T> {
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
   ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
-    const stream = (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
+    // A model call that fails is a failed attempt with a re-prompt, never half an answer.
+    const clock = this.call?.clock ?? systemClock;
+    const guarded = guardedModelReply(this, chatCtx, toolCtx, modelSettings, clock, () => {
+      this.countFailure('noMatch');
+      return this.checkCaps() ? undefined : this.reprompt('noMatch');
+    });
+    const stream =
+      guarded ?? (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
     if (this.phase === 'asking') return stream;
     // The model asked something of its own while a read-back was pending (e.g. the question
     // again): that value may no longer be confirmed by the caller's next answer.

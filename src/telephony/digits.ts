@@ -195,7 +195,9 @@ export class DigitsTask extends KeypadTask<string> {
       return;
     }
     this.buffer += key;
-    if (this.buffer.length >= o.maxDigits) {
+    // Only keys the value may contain count toward maxDigits: a stray "*" never completes
+    // an entry (it is rejected with the rest of the entry when that ends).
+    if (countValid(this.buffer, o.validDigits) >= o.maxDigits) {
       this.submitKeys();
       return;
     }
@@ -308,13 +310,19 @@ export function collectDigits(options: CollectDigitsOptions): DigitsDefinition {
   return definition;
 }
 
+function countValid(keys: string, validDigits: string): number {
+  let n = 0;
+  for (const k of keys) if (validDigits.includes(k)) n += 1;
+  return n;
+}
+
 function describeLength(o: { minDigits: number; maxDigits: number }): string {
   if (o.minDigits === o.maxDigits) return `exactly ${o.minDigits}`;
   return `${o.minDigits} to ${o.maxDigits}`;
 }
 
 /** Replaces a caller message's text everywhere the session keeps it (chat context, history). */
-function scrubMessage(task: KeypadTask<unknown>, message: llm.ChatMessage, text: string): void {
+function scrubMessage(task: DigitsTask, message: llm.ChatMessage, text: string): void {
   message.content = [text];
   for (const ctx of [task.session.history, task.chatCtx]) {
     const item = ctx.items.find((i) => i.id === message.id);

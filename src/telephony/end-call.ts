@@ -17,6 +17,7 @@ export function endCallTool(options: EndCallToolOptions = {}): llm.Toolset {
     ...options,
     onToolCalled: async (event) => {
       logCall(callOf(event.ctx.session), 'info', 'the agent ended the call');
+      callOf(event.ctx.session).noteEnd('bot', 'the model called end_call');
       await options.onToolCalled?.(event);
     },
   });
@@ -30,14 +31,6 @@ export async function endCall(
   session: voice.AgentSession,
   options: { goodbye?: string } = {},
 ): Promise<void> {
-  const call = callOf(session);
-  if (options.goodbye && !call.hungUp && !session._closing) {
-    try {
-      await session.say(options.goodbye, { allowInterruptions: false }).waitForPlayout();
-    } catch {
-      // closing already
-    }
-  }
-  logCall(call, 'info', 'call ended by the bot');
-  if (!session._closing) session.shutdown();
+  // The call logs who ended it: the bot, or the caller who hung up first.
+  await callOf(session).end(options);
 }

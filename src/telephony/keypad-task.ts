@@ -2,16 +2,18 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type DtmfEvent, type InputModality } from '../core/call.js';
-import type { TimerHandle } from '../core/clock.js';
+import { systemClock, type TimerHandle } from '../core/clock.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
   CaptureTask,
   capReached,
   EXHAUSTED_STATUSES,
   joinSpeech,
+  ToolGuard,
   totalFailures,
 } from '../tasks/capture.js';
 import { emptyStream, textStream, toolCallStream } from '../tasks/chunks.js';
+import { guardedModelReply } from '../tasks/model-reply.js';
 import { pickReprompt, type RetryPolicy, type Watchdog } from '../tasks/policy.js';
 import { logCall } from './log.js';
 
@@ -58,6 +60,8 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   /** True once an outcome is decided (escalation may still be running). */
   protected finished = false;
   private turns = 0;
+  /** A noMatch/invalid was already counted for the caller's current utterance or key. */
+  private failedThisTurn = false;
   private readonly seen = new Set<string>();
   private readonly speeches = new Set<voice.SpeechHandle>();
   private keyTimer: TimerHandle | undefined;
@@ -69,21 +73,26 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   private escalationCalls = 0;
 
   constructor(config: KeypadTaskConfig<T>) {
-    super({
-      id: config.name,
-      instructions: config.instructions,
-      llm: config.llm,
-      chatCtx: config.chatCtx,
-      tools: [
-        ...(config.tools ?? []),
-        llm.tool({
-          name: ESCALATE_TOOL,
-          description: 'Internal to taskline; never call it.',
-          parameters: z.object({}),
-          execute: async () => this.runEscalation(),
-        }),
-      ],
-    });
+    const guard = new ToolGuard();
+    super(
+      {
+        id: config.name,
+        instructions: config.instructions,
+        llm: config.llm,
+        chatCtx: config.chatCtx,
+        tools: [
+          ...guard.wrap(config.tools ?? []),
+          // Not guarded: the escalation runs after the outcome is decided, before completion.
+          llm.tool({
+            name: ESCALATE_TOOL,
+            description: 'Internal to taskline; never call it.',
+            parameters: z.object({}),
+            execute: async () => this.runEscalation(),
+          }),
+        ],
+      },
+      guard,
+    );
     this.config = config;
   }
 
@@ -108,7 +117,9 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   override async onEnter(): Promise<void> {
     this.entered = true;
-    const call = callOf(this.session);
+    const session = this.session;
+    this.agentSession = session;
+    const call = callOf(session);
     this.call = call;
     if (call.hungUp) {
       this.finish({ status: 'hangup', attempts: 0, reason: call.hungUp.reason });
@@ -130,10 +141,8 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       }),
     );
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.track(ev.speechHandle);
-    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
-    this.cleanups.push(() =>
-      this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech),
-    );
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
     this.speak(this.fullPrompt);
   }
 
@@ -159,6 +168,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
     }
     if (this.finished) return emptyStream();
     if (message) {
+      this.failedThisTurn = false;
       this.cancelKeyTimer();
       this.turns += 1;
       if (this.turns > this.config.watchdog.maxTurns) {
@@ -171,7 +181,10 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       }
       return this.onSpeech(message, chatCtx, toolCtx, modelSettings);
     }
-    return this.config.tools?.length ? this.model(chatCtx, toolCtx, modelSettings) : emptyStream();
+    // A tool reply: once the utterance has failed (and its re-prompt was spoken), the model
+    // is not asked again, so one utterance is one attempt and one model call.
+    if (this.failedThisTurn || !this.config.tools?.length) return emptyStream();
+    return this.model(chatCtx, toolCtx, modelSettings);
   }
 
   /** Asks the model (the fallback for free speech), without taskline's internal tool. */
@@ -184,7 +197,12 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
       ...Object.values(toolCtx.functionTools).filter((t) => t.name !== ESCALATE_TOOL),
       ...toolCtx.providerTools,
     ]);
-    return (await super.llmNode(chatCtx, visible, modelSettings)) ?? emptyStream();
+    // A model call that fails is a failed attempt with a re-prompt, never half an answer.
+    const clock = this.call?.clock ?? systemClock;
+    const guarded = guardedModelReply(this, chatCtx, visible, modelSettings, clock, () =>
+      this.fail('noMatch'),
+    );
+    return guarded ?? (await super.llmNode(chatCtx, visible, modelSettings)) ?? emptyStream();
   }
 
   /** Speaks `text` with `session.say` (no model) and tracks it as this task's speech. */
@@ -200,9 +218,15 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   /**
    * Counts one failed answer. Returns what to say next (the reason and a tapered
-   * re-prompt), or undefined when a cap was reached and the task is ending.
+   * re-prompt), or undefined when a cap was reached and the task is ending, or when this
+   * utterance had already failed (its re-prompt is said already).
    */
   protected fail(kind: FailureKind, reason?: string): string | undefined {
+    // One caller utterance (or key) is one attempt, however often the model says it failed.
+    if (kind !== 'noInput') {
+      if (this.failedThisTurn) return undefined;
+      this.failedThisTurn = true;
+    }
     this.counts[kind] += 1;
     if (this.checkCaps()) return undefined;
     const n = this.counts[kind];
@@ -219,6 +243,10 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
   /** Failed answers so far. */
   protected override failures(): number {
     return totalFailures(this.counts);
+  }
+
+  protected override markFinished(): void {
+    this.finished = true;
   }
 
   /** How the caller's latest input arrived. */
@@ -319,6 +347,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   private keyPressed(ev: DtmfEvent): void {
     if (this.finished) return;
+    this.failedThisTurn = false;
     for (const handle of this.speeches) {
       if (!handle.done() && handle.allowInterruptions) handle.interrupt();
     }
@@ -327,7 +356,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
 
   private track(handle: voice.SpeechHandle): void {
     if (this.finished || this.speeches.has(handle)) return;
-    if (this.session.currentAgent !== this) return;
+    if (this.agentSession?.currentAgent !== this) return;
     this.speeches.add(handle);
     this.cancelKeyTimer();
     this.stopWaiting();

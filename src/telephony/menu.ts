@@ -254,8 +254,9 @@ export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
       this.pick(k, this.modality());
       return undefined;
     }
-    const next = this.fail('invalid');
-    if (next === undefined) return undefined;
+    // Counted once for the utterance and re-prompted here; the model is not asked again.
+    const next = this.fail('invalid', 'Sorry, that is not an option.');
+    if (next) this.speak(next);
     throw new llm.ToolError(
       `There is no option "${k}". Valid keys: ${Object.keys(this.menu.options).join(', ')}.`,
     );

@@ -9,11 +9,34 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import type { TasklineErrorCode } from '../core/errors.js';
 import { isTasklineError } from '../core/errors.js';
+import {
+  type Answer,
+  completionBody,
+  estimateUsage,
+  type OpenAIFault,
+  sendJson,
+  sendStream,
+} from './openai-wire.js';
+
+export type { OpenAIFault, OpenAIFaultPoint } from './openai-wire.js';
 
 /** One scripted model reply. */
 export interface OpenAIReply {
   content?: string;
-  toolCalls?: Array<{ name: string; args: Record<string, unknown> }>;
+  /**
+   * Tool calls; `rawArguments` replaces the JSON of `args` on the wire (e.g. a truncated
+   * `{"q":"bal` to test what a client does with arguments it cannot parse).
+   */
+  toolCalls?: Array<{ name: string; args: Record<string, unknown>; rawArguments?: string }>;
+  /** A fault to inject into this reply instead of answering it cleanly. */
+  fault?: OpenAIFault;
+}
+
+/** A fault the server injected, for assertions (not counted in `unexpected`). */
+export interface InjectedFault {
+  /** The request index it answered. */
+  index: number;
+  fault: OpenAIFault;
 }
 
 /** A tool call as it appears in an assistant message of a request. */
@@ -102,6 +125,8 @@ export interface FakeOpenAIServer {
   requests: OpenAIChatRequest[];
   /** Every error answer given (script exhausted, bad body, unknown route, responder threw). */
   failures: FakeOpenAIFailure[];
+  /** Every fault injected on purpose (`reply.fault`), in order. */
+  faults: InjectedFault[];
   /** How many requests got an error answer; a well-scripted test expects 0. */
   readonly unexpected: number;
   /** Stops listening and drops open connections. */
@@ -124,7 +149,6 @@ export const SCRIPT_EXHAUSTED: TasklineErrorCode = 'script_exhausted';
 
 const CHAT_PATH = '/v1/chat/completions';
 const MODELS_PATH = '/v1/models';
-const ARGUMENT_PIECE = 12;
 const MAX_BODY_BYTES = 16 * 1024 * 1024;
 
 class HttpError extends Error {
@@ -150,6 +174,7 @@ export async function startFakeOpenAI(
 ): Promise<FakeOpenAIServer> {
   const requests: OpenAIChatRequest[] = [];
   const failures: FakeOpenAIFailure[] = [];
+  const faults: InjectedFault[] = [];
   const responder = toResponder(script);
   const ids = { completion: 0, toolCall: 0 };
 
@@ -224,12 +249,24 @@ export async function startFakeOpenAI(
       return fail(res, new HttpError(500, 'server_error', code, message), index);
     }
     if (res.destroyed) return;
+    const fault = reply.fault;
+    if (fault) faults.push({ index, fault });
+    if (fault?.kind === 'status') {
+      return sendJson(res, fault.status, {
+        error: {
+          message: fault.message ?? `Injected HTTP ${fault.status}.`,
+          type: fault.status >= 500 ? 'server_error' : 'invalid_request_error',
+          param: null,
+          code: 'injected_fault',
+        },
+      });
+    }
 
     const completionId = `chatcmpl-${++ids.completion}`;
     const toolCalls = (reply.toolCalls ?? []).map((call) => ({
       id: `call_${++ids.toolCall}`,
       name: call.name,
-      arguments: JSON.stringify(call.args),
+      arguments: call.rawArguments ?? JSON.stringify(call.args),
     }));
     const answer: Answer = {
       id: completionId,
@@ -237,10 +274,17 @@ export async function startFakeOpenAI(
       created: Math.floor(Date.now() / 1000),
       content: reply.content ?? '',
       toolCalls,
-      usage: estimateUsage(request, reply.content ?? '', toolCalls),
+      usage: estimateUsage(
+        [JSON.stringify(request.messages), JSON.stringify(request.tools ?? [])],
+        reply.content ?? '',
+        toolCalls,
+      ),
     };
     if (request.stream) {
-      sendStream(res, answer, request.stream_options?.include_usage === true);
+      sendStream(res, answer, request.stream_options?.include_usage === true, fault);
+    } else if (fault) {
+      // A fault in a non-streamed reply breaks the body the same way.
+      res.destroy();
     } else {
       sendJson(res, 200, completionBody(answer));
     }
@@ -275,6 +319,7 @@ export async function startFakeOpenAI(
     url: `http://127.0.0.1:${port}/v1`,
     requests,
     failures,
+    faults,
     get unexpected() {
       return failures.length;
     },
@@ -462,134 +507,4 @@ function parseTool(value: unknown, param: string): OpenAIToolDefinition {
   if (isRecord(fn.parameters)) tool.function.parameters = fn.parameters;
   if (typeof fn.strict === 'boolean') tool.function.strict = fn.strict;
   return tool;
-}
-
-// ---------------------------------------------------------------------------------------
-// Responses
-
-interface Answer {
-  id: string;
-  model: string;
-  created: number;
-  content: string;
-  toolCalls: Array<{ id: string; name: string; arguments: string }>;
-  usage: { prompt_tokens: number; completion_tokens: number; total_tokens: number };
-}
-
-function finishReason(answer: Answer): 'tool_calls' | 'stop' {
-  return answer.toolCalls.length > 0 ? 'tool_calls' : 'stop';
-}
-
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  if (res.destroyed) return;
-  const text = JSON.stringify(body);
-  res.writeHead(status, {
-    'content-type': 'application/json',
-    'content-length': Buffer.byteLength(text),
-  });
-  res.end(text);
-}
-
-function completionBody(answer: Answer): Record<string, unknown> {
-  const message: Record<string, unknown> = {
-    role: 'assistant',
-    content: answer.content === '' && answer.toolCalls.length > 0 ? null : answer.content,
-    refusal: null,
-  };
-  if (answer.toolCalls.length > 0) {
-    message.tool_calls = answer.toolCalls.map((call) => ({
-      id: call.id,
-      type: 'function',
-      function: { name: call.name, arguments: call.arguments },
-    }));
-  }
-  return {
-    id: answer.id,
-    object: 'chat.completion',
-    created: answer.created,
-    model: answer.model,
-    choices: [{ index: 0, message, logprobs: null, finish_reason: finishReason(answer) }],
-    usage: answer.usage,
-  };
-}
-
-/** Writes the reply as OpenAI streams it: role, content pieces, tool-call pieces, finish, usage. */
-function sendStream(res: ServerResponse, answer: Answer, includeUsage: boolean): void {
-  if (res.destroyed) return;
-  res.writeHead(200, {
-    'content-type': 'text/event-stream; charset=utf-8',
-    'cache-control': 'no-cache',
-    connection: 'keep-alive',
-  });
-  const chunk = (delta: Record<string, unknown>, finish: string | null): void => {
-    const body: Record<string, unknown> = {
-      id: answer.id,
-      object: 'chat.completion.chunk',
-      created: answer.created,
-      model: answer.model,
-      choices: [{ index: 0, delta, logprobs: null, finish_reason: finish }],
-    };
-    if (includeUsage) body.usage = null;
-    res.write(`data: ${JSON.stringify(body)}\n\n`);
-  };
-
-  const hasText = answer.content !== '';
-  if (hasText || answer.toolCalls.length === 0) {
-    chunk({ role: 'assistant', content: '', refusal: null }, null);
-    for (const piece of textPieces(answer.content)) chunk({ content: piece }, null);
-  }
-  answer.toolCalls.forEach((call, index) => {
-    const head = {
-      index,
-      id: call.id,
-      type: 'function',
-      function: { name: call.name, arguments: '' },
-    };
-    chunk(
-      index === 0 && !hasText
-        ? { role: 'assistant', content: null, tool_calls: [head] }
-        : { tool_calls: [head] },
-      null,
-    );
-    for (let at = 0; at < call.arguments.length; at += ARGUMENT_PIECE) {
-      const piece = call.arguments.slice(at, at + ARGUMENT_PIECE);
-      chunk({ tool_calls: [{ index, function: { arguments: piece } }] }, null);
-    }
-  });
-  chunk({}, finishReason(answer));
-  if (includeUsage) {
-    const usage = {
-      id: answer.id,
-      object: 'chat.completion.chunk',
-      created: answer.created,
-      model: answer.model,
-      choices: [],
-      usage: answer.usage,
-    };
-    res.write(`data: ${JSON.stringify(usage)}\n\n`);
-  }
-  res.end('data: [DONE]\n\n');
-}
-
-/** Splits text into word-sized pieces, each keeping its trailing whitespace. */
-function textPieces(text: string): string[] {
-  return text.match(/\s*\S+\s*/g) ?? (text === '' ? [] : [text]);
-}
-
-/** A rough, deterministic token count (4 characters a token) so usage numbers are stable. */
-function estimateUsage(
-  request: OpenAIChatRequest,
-  content: string,
-  toolCalls: Answer['toolCalls'],
-): Answer['usage'] {
-  const tokens = (s: string): number => Math.ceil(s.length / 4);
-  const prompt =
-    tokens(JSON.stringify(request.messages)) + tokens(JSON.stringify(request.tools ?? []));
-  const completion =
-    tokens(content) + toolCalls.reduce((n, c) => n + tokens(c.name) + tokens(c.arguments), 0);
-  return {
-    prompt_tokens: prompt,
-    completion_tokens: completion,
-    total_tokens: prompt + completion,
-  };
 }

@@ -13,8 +13,22 @@ export interface ScriptedToolCall {
 export interface ScriptStep {
   say?: string;
   toolCalls?: ScriptedToolCall[];
-  /** Makes this LLM call fail (non-retryable), to test how a bot copes with a model outage. */
-  fail?: string;
+  /**
+   * Makes this LLM call fail, to test how a bot copes with a model outage. A string fails
+   * before anything is streamed (not retryable); a {@link ScriptedFailure} can fail after
+   * streaming `say` and `toolCalls`, and be retryable (upstream's LLMStream retries the call,
+   * which plays the next step of the script).
+   */
+  fail?: string | ScriptedFailure;
+}
+
+/** A scripted model failure (see {@link ScriptStep.fail}). */
+export interface ScriptedFailure {
+  message: string;
+  /** Stream the step's `say` and `toolCalls` first, then fail (an error mid-stream). */
+  afterOutput?: boolean;
+  /** Whether the error is retryable (`APIError.retryable`). Default false. */
+  retryable?: boolean;
 }
 
 /** A message of a recorded request, flattened for assertions. */
@@ -230,9 +244,15 @@ class ScriptedStream extends llm.LLMStream {
     const toolNames = Object.keys(this.toolCtx?.functionTools ?? {});
     const step = this.scripted._decide(this.chatCtx, toolNames);
     if (!step) return;
-    if (step.fail !== undefined) {
-      throw new APIError(`scripted failure: ${step.fail}`, { retryable: false });
-    }
+    const failure =
+      typeof step.fail === 'string'
+        ? { message: step.fail }
+        : (step.fail satisfies ScriptedFailure | undefined);
+    const fail = () =>
+      new APIError(`scripted failure: ${failure?.message}`, {
+        retryable: failure?.retryable ?? false,
+      });
+    if (failure && !failure.afterOutput) throw fail();
     if (step.say) {
       this.queue.put({ id: 'scripted', delta: { role: 'assistant', content: step.say } });
     }
@@ -246,6 +266,7 @@ class ScriptedStream extends llm.LLMStream {
       );
       this.queue.put({ id: 'scripted', delta: { role: 'assistant', toolCalls: calls } });
     }
+    if (failure) throw fail();
   }
 }
 

@@ -15,7 +15,10 @@ const IDLE_STATES = new Set<voice.AgentState>(['listening', 'idle']);
 export interface TranscriptLine {
   role: 'agent' | 'caller';
   text: string;
-  /** How the line arrived: speech (or typed text), keypad, silence, or the hang-up. */
+  /**
+   * How the line arrived: speech (or typed text), keypad, silence, or the end of the call
+   * (`hangup`: the caller's "(hangs up)" or the bot's "(ends the call)").
+   */
   via: 'speech' | 'dtmf' | 'silence' | 'hangup';
   /** Clock time of the line. */
   at: number;
@@ -117,6 +120,12 @@ export class SimulatedCaller {
         if (text) this.record({ role: 'agent', text, via: 'speech', at: this.clock.now() });
       }
     });
+    this.call.on('ended', (end) => {
+      // A hang-up is already in the transcript as the caller's line.
+      if (end.by === 'bot') {
+        this.record({ role: 'agent', text: '(ends the call)', via: 'hangup', at: end.at });
+      }
+    });
     this.closedPromise = new Promise<void>((resolve) => {
       session.once(voice.AgentSessionEventTypes.Close, () => {
         this.closed = true;
@@ -138,9 +147,16 @@ export class SimulatedCaller {
     }
   }
 
-  /** The agent's lines, in order. */
+  /** The agent's spoken lines, in order (the end of the call is not a line). */
   get agentLines(): string[] {
-    return this.transcript.filter((l) => l.role === 'agent').map((l) => l.text);
+    return this.transcript
+      .filter((l) => l.role === 'agent' && l.via !== 'hangup')
+      .map((l) => l.text);
+  }
+
+  /** How the call ended, once it has: `caller` hung up, or the `bot` ended it. */
+  get endedBy(): 'caller' | 'bot' | undefined {
+    return this.call.ended?.by;
   }
 
   /** True once the session has closed. */

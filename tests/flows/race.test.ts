@@ -51,7 +51,12 @@ describe.each(['memory', 'sqlite'] as const)('two sessions on one call id (%s)',
     expect(a.agent.result?.status === 'conflict' && a.agent.result.reason).toMatch(
       /^Call "[\w-]+" \(flow "survey"\) was advanced by another session: this one expected checkpoint version 2 but found 3\./,
     );
-    expect(a.caller.agentLines.at(-1)).toBe(SCORE_QUESTION);
+    // The losing session no longer owns the call: it says so and ends its call.
+    expect(a.caller.agentLines.slice(-2)).toEqual([
+      SCORE_QUESTION,
+      'This survey is continuing on another line. Goodbye.',
+    ]);
+    expect(a.caller.endedBy).toBe('bot');
 
     await b.caller.say('two');
     await b.caller.say('no reason');

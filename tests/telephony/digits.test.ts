@@ -148,6 +148,26 @@ describe('collectDigits on the keypad', () => {
     expect(runner.outcomes).toEqual([]);
   });
 
+  it('never counts a key outside validDigits toward maxDigits', async () => {
+    const { caller, runner } = await start({
+      minDigits: 4,
+      maxDigits: 4,
+      interDigitTimeoutMs: 3000,
+    });
+    await caller.dtmf('439*');
+    // Three digits in: the entry waits for the fourth instead of submitting "439*".
+    expect(runner.outcomes).toEqual([]);
+    expect(caller.agentLines).toEqual([PROMPT]);
+    await caller.dtmf('1');
+    // Four digits, but a stray key was part of the entry: rejected, never submitted as a PIN.
+    expect(caller.agentLines.at(-1)).toBe(`Sorry, star can't be used here. ${PROMPT}`);
+    expect(runner.outcomes).toEqual([]);
+    await caller.dtmf('4391');
+    expect(runner.outcomes).toEqual([
+      { status: 'ok', value: '4391', attempts: 2, modality: 'dtmf' },
+    ]);
+  });
+
   it('runs the validator and speaks its problem', async () => {
     const { caller, runner } = await start({
       validator: (d) => (new Set(d).size === 1 ? 'That PIN is too easy to guess.' : undefined),

@@ -163,6 +163,9 @@ export function describeBackendSuite(
         const b = await make();
         expect(await errorCode(b.read('/a\u0000.txt'))).toBe('invalid_path');
         expect(await errorCode(b.write('/a\u0000.txt', 'x'))).toBe('invalid_path');
+        // Two lone surrogates would be one file once stored as UTF-8: refused, never merged.
+        expect(await errorCode(b.write('/a\uD800.txt', 'x'))).toBe('invalid_path');
+        expect(await errorCode(b.read('/a\uDC00.txt'))).toBe('invalid_path');
         expect(await errorCode(b.read(''))).toBe('invalid_path');
         expect(await errorCode(b.read('/' + 'a'.repeat(5000)))).toBe('invalid_path');
         expect(await errorCode(b.write(`/${'s'.repeat(300)}.txt`, 'x'))).toBe('invalid_path');

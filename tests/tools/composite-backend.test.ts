@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -50,16 +50,61 @@ describe('CompositeBackend', () => {
     return { main, memories, archive, fs };
   }
 
-  it('routes by the longest matching prefix and passes full paths', async () => {
+  it('routes by the longest matching prefix; a routed backend sees paths below its route', async () => {
     const { main, memories, archive, fs } = setup();
     await fs.write('/scratch.md', 's');
     await fs.write('/memories/user.md', 'u');
     await fs.write('/memories/archive/2023.md', 'old');
     expect(await main.read('/scratch.md')).toBe('s');
-    expect(await memories.read('/memories/user.md')).toBe('u');
-    expect(await archive.read('/memories/archive/2023.md')).toBe('old');
-    expect(await errorCode(memories.read('/memories/archive/2023.md'))).toBe('not_found');
+    expect(await memories.read('/user.md')).toBe('u');
+    expect(await archive.read('/2023.md')).toBe('old');
+    expect(await errorCode(memories.read('/archive/2023.md'))).toBe('not_found');
     expect(await fs.read('/memories/archive/2023.md')).toBe('old');
+    expect(await fs.stat('/memories/user.md')).toMatchObject({ path: '/memories/user.md' });
+  });
+
+  it('names the full path in errors from a routed backend', async () => {
+    const { fs } = setup();
+    const err = await fs.read('/memories/missing.md').catch((e: unknown) => e);
+    expect((err as Error).message).toBe('/memories/missing.md does not exist');
+    await fs.write('/memories/note.md', 'x');
+    const nested = await fs.write('/memories/note.md/inner.md', 'y').catch((e: unknown) => e);
+    expect((nested as Error).message).toBe(
+      '/memories/note.md is a file, so /memories/note.md/inner.md cannot be created inside it',
+    );
+  });
+
+  it('serves the README example: /docs/ routed to a DiskBackend rooted at ./knowledge', async () => {
+    const knowledge = join(base, `knowledge-${++seq}`);
+    mkdirSync(join(knowledge, 'policies'), { recursive: true });
+    writeFileSync(join(knowledge, 'refunds.md'), 'Refunds take 30 days.\n');
+    writeFileSync(join(knowledge, 'policies', 'returns.md'), 'Returns: 14 days.\n');
+    const fs = new CompositeBackend({
+      default: new MemoryBackend(),
+      routes: { '/docs/': new DiskBackend({ root: knowledge }) },
+    });
+    expect(await fs.read('/docs/refunds.md')).toBe('Refunds take 30 days.\n');
+    expect((await fs.ls('/docs')).map((e) => e.path)).toEqual([
+      '/docs/policies',
+      '/docs/refunds.md',
+    ]);
+    expect((await fs.glob('**/*.md')).map((f) => f.path)).toEqual([
+      '/docs/policies/returns.md',
+      '/docs/refunds.md',
+    ]);
+    expect((await fs.glob('docs/policies/*.md')).map((f) => f.path)).toEqual([
+      '/docs/policies/returns.md',
+    ]);
+    expect((await fs.grep('days')).map((h) => h.path)).toEqual([
+      '/docs/policies/returns.md',
+      '/docs/refunds.md',
+    ]);
+    expect((await fs.grep('days', { glob: '/docs/policies/*.md' })).map((h) => h.path)).toEqual([
+      '/docs/policies/returns.md',
+    ]);
+    await fs.write('/docs/new.md', 'hello');
+    expect(readFileSync(join(knowledge, 'new.md'), 'utf8')).toBe('hello');
+    expect(existsSync(join(knowledge, 'docs'))).toBe(false);
   });
 
   it('lists mount points in their parent even when empty', async () => {

@@ -1,7 +1,7 @@
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { DiskBackend } from '../../src/tools/files/backends/disk.js';
 import { describeBackendSuite, errorCode } from './backend-suite.js';
 
@@ -33,6 +33,26 @@ describe('DiskBackend', () => {
     expect(await errorCode(disk.read('/latin1.txt'))).toBe('binary');
     expect(await errorCode(disk.read('/big.txt'))).toBe('too_large');
     expect(await disk.grep('x')).toEqual([]);
+  });
+
+  it('refuses an over-cap write before encoding it (no buffer of the refused content)', async () => {
+    const disk = new DiskBackend({ root: freshRoot(), maxFileBytes: 1024, maxTotalBytes: 1500 });
+    const huge = 'é'.repeat(600_000); // 1.2 MB of UTF-8
+    const tooMuch = 'x'.repeat(3000);
+    await disk.write('/first.txt', 'y'.repeat(1000));
+    const encode = vi.spyOn(Buffer, 'from');
+    try {
+      expect(await errorCode(disk.write('/huge.txt', huge))).toBe('too_large');
+      expect(await errorCode(disk.write('/second.txt', tooMuch.slice(0, 1024)))).toBe('too_large');
+      expect(await errorCode(disk.write('/third.txt', tooMuch))).toBe('too_large');
+      const encoded = encode.mock.calls.filter(
+        (c) => typeof c[0] === 'string' && c[0].length >= 1024,
+      );
+      expect(encoded).toEqual([]);
+    } finally {
+      encode.mockRestore();
+    }
+    expect(await disk.ls('/')).toEqual([expect.objectContaining({ path: '/first.txt' })]);
   });
 
   it('counts files already under the root toward the total cap', async () => {

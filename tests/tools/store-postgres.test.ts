@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { PostgresFileStore } from '../../src/tools/files/backends/store-postgres.js';
+import { PostgresFileStore, pgText } from '../../src/tools/files/backends/store-postgres.js';
 import { serviceMissing } from '../services.js';
 import { describeBackendSuite } from './backend-suite.js';
 import { describeStoreSuite, freshTenant } from './store-suite.js';
@@ -36,6 +36,27 @@ describeStoreSuite(
   async (options) => new PostgresFileStore({ pool, table, ...options }),
   { skip },
 );
+
+describe('postgres store: namespaces', { skip }, () => {
+  it('keeps users apart whose ids differ only in lone surrogates (or U+FFFD)', async () => {
+    const tenant = freshTenant();
+    const users = ['x\uD800', 'x\uDBFF', 'x\uDC00', 'x\uFFFD', 'x', 'x\uD800\uDC00'];
+    const stores = users.map((user) => new PostgresFileStore({ pool, table, tenant, user }));
+    for (const [i, store] of stores.entries()) await store.write('/me.md', `user ${i}`);
+    for (const [i, store] of stores.entries()) {
+      expect(await store.read('/me.md')).toBe(`user ${i}`);
+      expect((await store.ls('/')).map((f) => f.path)).toEqual(['/me.md']);
+    }
+  });
+
+  it('stores the ids people use unchanged (data written before stays reachable)', () => {
+    for (const id of ['acme', 'CORP\\jane', 'josé', '👩‍💻 dev', 'a\\uFFFD']) {
+      expect(pgText(id)).toBe(id);
+    }
+    expect(pgText('x\uD800')).toBe('x\uFFFDD800');
+    expect(pgText('x\uFFFD')).toBe('x\uFFFDFFFD');
+  });
+});
 
 describe('postgres store: table and connections', { skip }, () => {
   it('creates its table with init(), idempotently and from several stores at once', async () => {

@@ -2,6 +2,12 @@ import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
+import {
+  PgGate,
+  type PostgresTimeouts,
+  pgPoolTimeouts,
+  resolvePgTimeouts,
+} from '../../core/postgres.js';
 import type {
   DelegationFilter,
   DelegationPage,
@@ -24,8 +30,11 @@ import {
 import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
 import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
 
-/** Options of {@link PostgresDelegationStore.open}: a pool or a URL, plus where the tables live. */
-export interface PostgresDelegationStoreOptions {
+/**
+ * Options of {@link PostgresDelegationStore.open}: a pool or a URL, plus where the tables
+ * live and how long to wait for the server (`connectTimeoutMs`, `queryTimeoutMs`).
+ */
+export interface PostgresDelegationStoreOptions extends PostgresTimeouts {
   /** A pool the caller owns (the store never ends it). */
   pool?: Pool;
   /** A connection URL; the store then owns its pool (default `TASKLINE_PG_URL`). */
@@ -88,6 +97,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
 
   private constructor(
     private readonly pool: Pool,
+    private readonly gate: PgGate,
     private readonly owned: boolean,
     private readonly table: string,
     private readonly outbox: string,
@@ -130,6 +140,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   ): Promise<PostgresDelegationStore> {
     const prefix = checkPrefix(options.prefix ?? 'taskline_');
     const schema = options.schema === undefined ? undefined : checkPrefix(options.schema);
+    const timeouts = resolvePgTimeouts(options);
     let pool = options.pool;
     const owned = pool === undefined;
     if (!pool) {
@@ -141,13 +152,21 @@ export class PostgresDelegationStore implements DurableDelegationStore {
           process.env.TASKLINE_PG_URL ??
           'postgres://postgres@127.0.0.1:5432/test',
         max: options.max ?? 16,
+        ...pgPoolTimeouts(timeouts),
       });
     }
+    const gate = new PgGate(pool, timeouts, 'delegation store');
     const q = (name: string) => (schema ? `"${schema}"."${name}"` : `"${name}"`);
     const table = q(`${prefix}delegations`);
     const outbox = q(`${prefix}delegation_outbox`);
     const idx = (suffix: string) => `"${prefix}delegations_${suffix}"`;
-    const client = await pool.connect();
+    let client: Awaited<ReturnType<PgGate['connect']>>;
+    try {
+      client = await gate.connect();
+    } catch (error) {
+      if (owned) await pool.end().catch(() => {});
+      throw error;
+    }
     try {
       await client.query('BEGIN');
       // Serialise concurrent first-time setup from several processes.
@@ -191,7 +210,14 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       throw error;
     }
     client.release();
-    return new PostgresDelegationStore(pool, owned, table, outbox, options.clock ?? systemClock);
+    return new PostgresDelegationStore(
+      pool,
+      gate,
+      owned,
+      table,
+      outbox,
+      options.clock ?? systemClock,
+    );
   }
 
   private now(): string {
@@ -203,7 +229,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     values: unknown[],
   ): Promise<QueryResult<R>> {
     try {
-      return await this.pool.query<R>(text, values);
+      return await this.gate.query<R>(text, values);
     } catch (error) {
       throw mapPgError(error);
     }

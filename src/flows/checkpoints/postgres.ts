@@ -2,6 +2,12 @@ import type { Pool } from 'pg';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
 import {
+  PgGate,
+  type PostgresTimeouts,
+  pgPoolTimeouts,
+  resolvePgTimeouts,
+} from '../../core/postgres.js';
+import {
   type Checkpoint,
   CheckpointConflictError,
   type CheckpointKey,
@@ -11,8 +17,11 @@ import {
   type FlowState,
 } from './types.js';
 
-/** Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL. */
-export interface PostgresCheckpointOptions {
+/**
+ * Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL, and how long
+ * to wait for the server (`connectTimeoutMs`, `queryTimeoutMs`; they bound your pool too).
+ */
+export interface PostgresCheckpointOptions extends PostgresTimeouts {
   /** A pg pool; the store never ends it. */
   pool?: Pool;
   /** A connection string; the store opens (and on close ends) its own pool. */
@@ -50,12 +59,14 @@ export class PostgresCheckpointStore implements CheckpointStore {
   /** The quoted table name. */
   readonly table: string;
   private readonly pool: Pool;
+  private readonly gate: PgGate;
   private readonly owned: boolean;
   private closed = false;
 
   /** Opens a pool if needed and creates the table if missing. */
   static async connect(options: PostgresCheckpointOptions): Promise<PostgresCheckpointStore> {
     const table = quoteTable(options.table ?? 'taskline_flow_checkpoints');
+    const timeouts = resolvePgTimeouts(options);
     let pool = options.pool;
     let owned = false;
     if (!pool) {
@@ -70,10 +81,19 @@ export class PostgresCheckpointStore implements CheckpointStore {
         'pg',
         'the PostgreSQL checkpoint store',
       );
-      pool = new pg.Pool({ connectionString: options.connectionString, max: 8 });
+      pool = new pg.Pool({
+        connectionString: options.connectionString,
+        max: 8,
+        ...pgPoolTimeouts(timeouts),
+      });
       owned = true;
     }
-    const store = new PostgresCheckpointStore(pool, table, owned);
+    const store = new PostgresCheckpointStore(
+      pool,
+      new PgGate(pool, timeouts, 'checkpoint store'),
+      table,
+      owned,
+    );
     try {
       await store.init();
     } catch (err) {
@@ -83,14 +103,15 @@ export class PostgresCheckpointStore implements CheckpointStore {
     return store;
   }
 
-  private constructor(pool: Pool, table: string, owned: boolean) {
+  private constructor(pool: Pool, gate: PgGate, table: string, owned: boolean) {
     this.pool = pool;
+    this.gate = gate;
     this.table = table;
     this.owned = owned;
   }
 
   private async init(): Promise<void> {
-    const client = await this.pool.connect();
+    const client = await this.gate.connect();
     try {
       await client.query('BEGIN');
       // Concurrent CREATE TABLE IF NOT EXISTS can collide in the catalog; serialize it.
@@ -118,7 +139,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async load(key: CheckpointKey): Promise<Checkpoint | undefined> {
     checkKey(key);
-    const { rows } = await this.pool.query<Row>(
+    const { rows } = await this.gate.query<Row>(
       `SELECT version, state, updated_at FROM ${this.table} WHERE flow = $1 AND call_id = $2`,
       [key.flow, key.callId],
     );
@@ -137,7 +158,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
     checkVersion(expectedVersion);
     const json = JSON.stringify(state);
     const now = Date.now();
-    const client = await this.pool.connect();
+    const client = await this.gate.connect();
     try {
       await client.query('BEGIN');
       const result =
@@ -177,7 +198,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   async delete(key: CheckpointKey): Promise<void> {
     checkKey(key);
-    await this.pool.query(`DELETE FROM ${this.table} WHERE flow = $1 AND call_id = $2`, [
+    await this.gate.query(`DELETE FROM ${this.table} WHERE flow = $1 AND call_id = $2`, [
       key.flow,
       key.callId,
     ]);
@@ -185,7 +206,7 @@ export class PostgresCheckpointStore implements CheckpointStore {
 
   /** Drops the table (tests and teardown). */
   async drop(): Promise<void> {
-    await this.pool.query(`DROP TABLE IF EXISTS ${this.table}`);
+    await this.gate.query(`DROP TABLE IF EXISTS ${this.table}`);
   }
 
   async close(): Promise<void> {

@@ -12,6 +12,7 @@ export const ROOT = '/';
 // C0 controls and DEL: a NUL truncates host paths, and newlines would corrupt line-based output.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: rejecting control characters is the point
 const CONTROL_CHARS = /[\u0000-\u001f\u007f]/;
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /**
  * Turns what a model (or caller) wrote into the one canonical virtual path: absolute,
@@ -42,6 +43,14 @@ export function normalizePath(input: unknown): string {
     throw new FileError(
       'invalid_path',
       'the path contains a control character (such as a newline or tab); remove it',
+    );
+  }
+  if (LONE_SURROGATE.test(input)) {
+    // Disks and databases store text as UTF-8, where every lone surrogate becomes U+FFFD:
+    // two different paths would name one file.
+    throw new FileError(
+      'invalid_path',
+      'the path is not valid Unicode (it contains a lone surrogate); use only whole characters',
     );
   }
   if (input.includes('\\')) {

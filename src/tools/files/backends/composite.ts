@@ -6,7 +6,7 @@ import {
   type GrepMatch,
   type GrepOptions,
 } from '../backend.js';
-import { splitGlob } from '../glob.js';
+import { compileGlob, createPathFilter, splitGlob } from '../glob.js';
 import { isWithin, normalizePath, ROOT, relativeTo } from '../paths.js';
 import { checkMaxCount } from '../search.js';
 
@@ -29,11 +29,13 @@ function isNotFound(err: unknown): boolean {
 
 /**
  * Several backends behind one tree: each path goes to the route with the longest matching
- * prefix (e.g. "/memories/" to a persistent store, the rest to memory). Routed backends see
- * the full virtual path ("/memories/a.md"), so errors name the path the model used and one
- * store can serve several prefixes. ls, glob and grep merge across routes; a mount point
- * always exists and appears in a listing of its parent; files a backend holds under another
- * route's prefix are hidden.
+ * prefix (e.g. "/memories/" to a persistent store, the rest to memory). As in deepagents'
+ * CompositeBackend, a routed backend sees paths relative to its route — "/memories/a.md" is
+ * "/a.md" in the store routed at "/memories/", and `{ '/docs/': new DiskBackend({ root:
+ * './knowledge' }) }` serves ./knowledge/refunds.md as "/docs/refunds.md" — while listings,
+ * search results and error messages name the full path the model used. ls, glob and grep
+ * merge across routes; a mount point always exists and appears in a listing of its parent;
+ * files a backend holds under another (nested) route are hidden.
  */
 export class CompositeBackend implements FileBackend {
   readonly kind = 'composite';
@@ -68,10 +70,6 @@ export class CompositeBackend implements FileBackend {
     return this.#mounts.find((m) => isWithin(path, m.path));
   }
 
-  #backendOf(path: string): FileBackend {
-    return this.#mountOf(path)?.backend ?? this.#default;
-  }
-
   /** True when `path` belongs to the area served by `owner` (a mount, or the default). */
   #ownedBy(path: string, owner: Mount | undefined): boolean {
     return this.#mountOf(path) === owner;
@@ -86,32 +84,48 @@ export class CompositeBackend implements FileBackend {
     return this.#mounts.some((m) => m.path === path);
   }
 
+  /** Runs one call on the backend owning `path`, with the path as that backend sees it. */
+  async #routed<T>(
+    path: string,
+    fn: (backend: FileBackend, inner: string) => Promise<T>,
+  ): Promise<T> {
+    const owner = this.#mountOf(path);
+    try {
+      return await fn(owner?.backend ?? this.#default, innerPath(path, owner));
+    } catch (err) {
+      throw outerError(err, owner);
+    }
+  }
+
   async ls(path: string): Promise<FileInfo[]> {
     const p = normalizePath(path);
     const owner = this.#mountOf(p);
     const below = this.#mountsBelow(p);
     let entries: FileInfo[];
     try {
-      entries = await (owner?.backend ?? this.#default).ls(p);
+      entries = await this.#routed(p, (b, inner) => b.ls(inner));
     } catch (err) {
       if (!isNotFound(err) || (below.length === 0 && owner?.path !== p)) throw err;
       entries = [];
     }
     const out = new Map<string, FileInfo>();
-    for (const e of entries) if (this.#ownedBy(e.path, owner)) out.set(e.path, e);
+    for (const e of entries) {
+      const outer = { ...e, path: outerPath(e.path, owner) };
+      if (this.#ownedBy(outer.path, owner)) out.set(outer.path, outer);
+    }
     for (const m of below) {
       const first = relativeTo(p, m.path).split('/')[0] ?? '';
       const child = (p === ROOT ? '' : p) + '/' + first;
       out.set(child, { path: child, isDir: true });
     }
-    return [...out.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    return [...out.values()].sort((a, b) => comparePaths(a.path, b.path));
   }
 
   async stat(path: string): Promise<FileInfo | undefined> {
     const p = normalizePath(path);
     if (this.#isMountPoint(p)) return { path: p, isDir: true };
-    const info = await this.#backendOf(p).stat(p);
-    if (info) return info;
+    const info = await this.#routed(p, (b, inner) => b.stat(inner));
+    if (info) return { ...info, path: p };
     return this.#mountsBelow(p).length > 0 ? { path: p, isDir: true } : undefined;
   }
 
@@ -124,40 +138,45 @@ export class CompositeBackend implements FileBackend {
   async read(path: string): Promise<string> {
     const p = normalizePath(path);
     this.#refuseDirectory(p);
-    return this.#backendOf(p).read(p);
+    return this.#routed(p, (b, inner) => b.read(inner));
   }
 
   async write(path: string, content: string): Promise<void> {
     const p = normalizePath(path);
     this.#refuseDirectory(p);
-    return this.#backendOf(p).write(p, content);
+    return this.#routed(p, (b, inner) => b.write(inner, content));
   }
 
   async delete(path: string): Promise<void> {
     const p = normalizePath(path);
     this.#refuseDirectory(p);
-    return this.#backendOf(p).delete(p);
+    return this.#routed(p, (b, inner) => b.delete(inner));
   }
 
-  /** The owners that can hold files under `base`: its own owner plus mounts below it. */
-  #areas(base: string): Array<Mount | undefined> {
-    return [this.#mountOf(base), ...this.#mountsBelow(base)];
-  }
-
-  /** Runs `fn` on every area under `base`; not_found only if no area knows `base`. */
+  /**
+   * Runs `fn` on every area that can hold paths under `base` — its owner, searched from
+   * `base`, and each mount below it, searched whole — and returns what each found that it
+   * owns, with full paths. not_found only if no area knows `base`.
+   */
   async #collect<T extends { path: string }>(
     base: string,
-    fn: (backend: FileBackend, owner: Mount | undefined) => Promise<T[]>,
+    fn: (backend: FileBackend, from: string, whole: boolean) => Promise<T[]>,
   ): Promise<T[]> {
-    const areas = this.#areas(base);
+    const owner = this.#mountOf(base);
+    const areas: Array<{ mount: Mount | undefined; from: string; whole: boolean }> = [
+      { mount: owner, from: innerPath(base, owner), whole: false },
+      ...this.#mountsBelow(base).map((mount) => ({ mount, from: ROOT, whole: true })),
+    ];
     const results = await Promise.all(
-      areas.map(async (owner) => {
+      areas.map(async ({ mount, from, whole }) => {
         try {
-          const items = await fn(owner?.backend ?? this.#default, owner);
-          return items.filter((item) => this.#ownedBy(item.path, owner));
+          const items = await fn(mount?.backend ?? this.#default, from, whole);
+          return items
+            .map((item) => ({ ...item, path: outerPath(item.path, mount) }))
+            .filter((item) => this.#ownedBy(item.path, mount));
         } catch (err) {
-          if (isNotFound(err) && (areas.length > 1 || owner?.path === base)) return [];
-          throw err;
+          if (isNotFound(err) && (areas.length > 1 || mount?.path === base)) return [];
+          throw outerError(err, mount);
         }
       }),
     );
@@ -167,17 +186,62 @@ export class CompositeBackend implements FileBackend {
   async glob(pattern: string, base = ROOT): Promise<FileInfo[]> {
     const requested = normalizePath(base);
     const split = splitGlob(pattern, requested);
-    const found = await this.#collect(split.base, (b) => b.glob(split.pattern, split.base));
-    const unique = new Map(found.map((f) => [f.path, f]));
-    return [...unique.values()].sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+    const matcher = compileGlob(split.pattern);
+    const found = await this.#collect(split.base, async (b, from, whole) =>
+      // A mount below the base is listed whole and matched here, against full paths.
+      whole ? b.glob(ALL_FILES, ROOT) : b.glob(split.pattern, from),
+    );
+    const unique = new Map(
+      found.filter((f) => matcher.matches(relativeTo(split.base, f.path))).map((f) => [f.path, f]),
+    );
+    return [...unique.values()].sort((a, b) => comparePaths(a.path, b.path));
   }
 
   async grep(pattern: string, options: GrepOptions = {}): Promise<GrepMatch[]> {
     const limit = checkMaxCount(options.maxCount);
     const base = normalizePath(options.path ?? ROOT);
-    // Every area sees full paths and the same base, so a relative `glob` means the same to all.
-    const found = await this.#collect(base, (b) => b.grep(pattern, { ...options, path: base }));
-    found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
-    return found.slice(0, limit);
+    const keep = createPathFilter(options.glob, base);
+    const glob = options.glob;
+    // A basename glob ("*.md") means the same to every area; a relative one means the same
+    // to the area searched from the base. Anything else is matched here on full paths.
+    const passGlob = (whole: boolean) =>
+      glob === undefined || glob === '' || !glob.includes('/') || (!whole && !glob.startsWith('/'));
+    const found = await this.#collect(base, (b, from, whole) =>
+      passGlob(whole)
+        ? b.grep(pattern, { ...options, path: from })
+        : b.grep(pattern, { ...options, path: from, glob: undefined, maxCount: undefined }),
+    );
+    const hits = found.filter((h) => keep(h.path));
+    hits.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
+    return hits.slice(0, limit);
   }
+}
+
+/** Every file under a base. */
+const ALL_FILES = '**';
+
+/** A full path as the backend routed at `owner` sees it ("/memories/a.md" → "/a.md"). */
+function innerPath(path: string, owner: Mount | undefined): string {
+  if (!owner) return path;
+  return path === owner.path ? ROOT : path.slice(owner.path.length);
+}
+
+/** A routed backend's path as the model sees it ("/a.md" → "/memories/a.md"). */
+function outerPath(path: string, owner: Mount | undefined): string {
+  if (!owner) return path;
+  return path === ROOT ? owner.path : owner.path + path;
+}
+
+/** Paths in a routed backend's error message, rewritten to the full paths the model used. */
+function outerError(err: unknown, owner: Mount | undefined): unknown {
+  if (!owner || !(err instanceof FileError)) return err;
+  const message = err.message.replace(
+    /(^|[\s"'`(])(\/[^\s"'`(),;]*)/g,
+    (_, lead: string, path: string) => lead + outerPath(path, owner),
+  );
+  return message === err.message ? err : new FileError(err.code, message);
+}
+
+function comparePaths(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }

@@ -496,9 +496,10 @@ export class DiskBackend implements FileBackend {
     const text = checkTextContent(content);
     if (p === ROOT)
       throw new FileError('is_directory', `${ROOT} is a directory; choose a file name`);
-    const data = Buffer.from(text, 'utf8');
+    // Measured, not encoded: a refused write must not allocate its whole content first.
+    const bytes = Buffer.byteLength(text, 'utf8');
     const caps = { maxFileBytes: this.#maxFileBytes, maxTotalBytes: this.#maxTotalBytes };
-    checkSizeCaps(p, data.length, 0, 0, { ...caps, maxTotalBytes: Number.POSITIVE_INFINITY });
+    checkSizeCaps(p, bytes, 0, 0, { ...caps, maxTotalBytes: Number.POSITIVE_INFINITY });
     const used = await this.#usage();
     const dir = await this.#openParent(p, true);
     const name = baseName(p);
@@ -518,8 +519,9 @@ export class DiskBackend implements FileBackend {
       if (st.isDirectory()) throw new FileError('is_directory', `${p} is a directory`);
       if (!st.isFile()) throw notRegular(p);
       const previous = created ? 0 : st.size;
-      checkSizeCaps(p, data.length, previous, used, caps);
+      checkSizeCaps(p, bytes, previous, used, caps);
       await handle.truncate(0);
+      const data = Buffer.from(text, 'utf8');
       await handle.write(data, 0, data.length, 0);
       this.#used = used - previous + data.length;
       created = false;

@@ -1,5 +1,11 @@
-import type { Pool, PoolClient } from 'pg';
+import type { Pool } from 'pg';
 import { TasklineError } from '../../../core/errors.js';
+import {
+  type BoundedClient,
+  PgGate,
+  type PostgresTimeouts,
+  resolvePgTimeouts,
+} from '../../../core/postgres.js';
 import {
   ancestorsOf,
   checkStoreWrite,
@@ -11,8 +17,11 @@ import {
   type StoreNamespaceOptions,
 } from './store-common.js';
 
-/** Options of {@link PostgresFileStore}: a pool (owned by the caller), a namespace, a table. */
-export interface PostgresFileStoreOptions extends StoreNamespaceOptions {
+/**
+ * Options of {@link PostgresFileStore}: a pool (owned by the caller), a namespace, a table,
+ * and how long any call may wait for the server (`connectTimeoutMs`, `queryTimeoutMs`).
+ */
+export interface PostgresFileStoreOptions extends StoreNamespaceOptions, PostgresTimeouts {
   /** Connection pool; the store never ends it. */
   pool: Pool;
   /** Table name, optionally schema-qualified ("app.files"); default `taskline_files`. */
@@ -59,7 +68,9 @@ export class PostgresFileStore extends StoreFileBackend {
   readonly kind = 'postgres';
   /** The quoted table name this store uses. */
   readonly table: string;
-  private readonly pool: Pool;
+  private readonly pool: PgGate;
+  /** Tenant and user as stored: see {@link pgText}. */
+  private readonly ns: [string, string];
   private readonly sql: {
     meta: string;
     file: string;
@@ -79,7 +90,8 @@ export class PostgresFileStore extends StoreFileBackend {
     if (!options.pool) {
       throw new TasklineError('invalid_argument', 'PostgresFileStore needs a pg `pool`.');
     }
-    this.pool = options.pool;
+    this.pool = new PgGate(options.pool, resolvePgTimeouts(options), 'file store');
+    this.ns = [pgText(this.tenant), pgText(this.user)];
     const t = quoteTable(options.table ?? 'taskline_files');
     this.table = t;
     const ns = 'tenant = $1 AND user_id = $2';
@@ -183,8 +195,8 @@ export class PostgresFileStore extends StoreFileBackend {
 
   protected async putChecked(row: StoreContentRow): Promise<void> {
     await this.transaction(async (client) => {
-      await client.query(this.sql.lock, [this.table, this.tenant, this.user]);
-      const ns = [this.tenant, this.user];
+      await client.query(this.sql.lock, [this.table, ...this.ns]);
+      const ns = this.ns;
       const below = rangeBelow(row.path);
       const snap = await client.query<SnapshotDbRow>(this.sql.snapshot, [
         ...ns,
@@ -211,7 +223,7 @@ export class PostgresFileStore extends StoreFileBackend {
 
   protected async remove(path: string): Promise<boolean> {
     try {
-      const res = await this.pool.query(this.sql.remove, [this.tenant, this.user, path]);
+      const res = await this.pool.query(this.sql.remove, [...this.ns, path]);
       return (res.rowCount ?? 0) > 0;
     } catch (err) {
       throw this.explain(err);
@@ -220,13 +232,13 @@ export class PostgresFileStore extends StoreFileBackend {
 
   private async query<R extends object = object>(sql: string, args: unknown[]): Promise<R[]> {
     try {
-      return (await this.pool.query<R>(sql, [this.tenant, this.user, ...args])).rows;
+      return (await this.pool.query<R>(sql, [...this.ns, ...args])).rows;
     } catch (err) {
       throw this.explain(err);
     }
   }
 
-  private async transaction(fn: (client: PoolClient) => Promise<void>): Promise<void> {
+  private async transaction(fn: (client: BoundedClient) => Promise<void>): Promise<void> {
     const client = await this.pool.connect();
     try {
       await client.query('BEGIN');
@@ -250,6 +262,22 @@ export class PostgresFileStore extends StoreFileBackend {
     }
     return err;
   }
+}
+
+/** A lone surrogate, or U+FFFD itself (the marker of the encoding below). */
+const UNSTORABLE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]|\uFFFD/g;
+
+/**
+ * A tenant or user id as PostgreSQL stores it. PostgreSQL turns every lone surrogate into
+ * U+FFFD, so "x\uD800" and "x\uDBFF" would share one namespace. Each lone surrogate — and
+ * U+FFFD itself — is written as U+FFFD followed by its four hex digits, which keeps every
+ * two ids apart; an id that is valid Unicode without U+FFFD (every usual id) is unchanged.
+ */
+export function pgText(id: string): string {
+  return id.replace(
+    UNSTORABLE,
+    (c) => `\uFFFD${c.charCodeAt(0).toString(16).toUpperCase().padStart(4, '0')}`,
+  );
 }
 
 function toMeta(row: MetaDbRow): StoreMetaRow {
