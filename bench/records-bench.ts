@@ -1,7 +1,7 @@
 /**
  * Delegation records and events, side by side with the raw drivers:
  *   - record writes/s through SqliteDelegationStore / PostgresDelegationStore (validation,
- *     canonical times, outbox row in the same transaction) vs better-sqlite3 / pg doing the
+ *     a new incarnation id, outbox row in the same transaction) vs better-sqlite3 / pg doing the
  *     same inserts (same tables, same rows, same transaction shape) — goal ≥ 80 %;
  *   - event publish → receive latency (p50/p99), ping-pong, on the in-process bus and on
  *     NATS JetStream (NatsDelegationBus) vs raw @nats-io JetStream publish + pull consumer;
@@ -57,8 +57,8 @@ function record(tag: string, i: number): DelegationRecord {
     status: {
       execution: {
         state: 'pending',
-        time: new Date(T0).toISOString(),
-        deadline: new Date(T0 + 60_000).toISOString(),
+        time: Math.floor(T0 / 1000),
+        deadline: Math.floor((T0 + 60_000) / 1000),
       },
     },
     sub_task_data: {
@@ -74,7 +74,8 @@ function createChange(r: DelegationRecord): DelegationChange {
     op: 'create',
     delegation_id: r.delegation_id,
     version: 1,
-    time: new Date().toISOString(),
+    incarnation: 'bench',
+    time: Math.floor(Date.now() / 1000),
     record: r,
   };
 }
@@ -115,9 +116,10 @@ async function sqliteWrites(n: number, runs: number, dir: string): Promise<Bench
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = NORMAL');
         const insert = db.prepare(
-          `INSERT INTO "taskline_delegations" (delegation_id, version, task_id, sub_task_id, workflow_level,
-             delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-           VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO "taskline_delegations" (delegation_id, version, incarnation, task_id, sub_task_id,
+             workflow_level, delegation_type, sender_subject_id, target_subject_id, status, sub_task_data,
+             open_deadline)
+           VALUES (?, 1, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         const outbox = db.prepare(
           'INSERT INTO "taskline_delegation_outbox" (delegation_id, version, change) VALUES (?, 1, ?)',
@@ -198,9 +200,9 @@ async function postgresWrites(n: number, runs: number, inFlight: number): Promis
           const t = `"${schema}"."${prefix}delegations"`;
           const o = `"${schema}"."${prefix}delegation_outbox"`;
           const sql = `WITH r AS (
-              INSERT INTO ${t} (delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-                sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-              VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+              INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
+                delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
+              VALUES ($1, 1, 'bench', $2, $3, $4, $5, $6, $7, $8, $9, $10)
               ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
             INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`;
           const timed = await run(
@@ -251,9 +253,10 @@ function event(i: number): DelegationEvent {
     event: 'delegation_task',
     delegation_id: r.delegation_id,
     version: 1,
+    incarnation: 'bench',
     to: 'back-office',
     change: 'create',
-    time: new Date().toISOString(),
+    time: Math.floor(Date.now() / 1000),
     record: r,
   };
 }

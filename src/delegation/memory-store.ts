@@ -8,9 +8,11 @@ import { TasklineError } from '../core/errors.js';
 import type {
   DelegationFilter,
   DelegationPage,
+  DelegationPatch,
   DelegationRecord,
-  DelegationState,
   DelegationStore,
+  StageStatus,
+  StageUpdate,
 } from './record.js';
 import {
   applyPatch,
@@ -19,6 +21,7 @@ import {
   normalizeRecord,
   notFoundError,
   openDeadline,
+  overdueBound,
   pageLimit,
 } from './stores/common.js';
 import { decodeCursor, encodeCursor, matchFilter, parseDelegationFilter } from './stores/filter.js';
@@ -96,8 +99,9 @@ export class MemoryDelegationStore implements DelegationStore {
     if (this.#records.has(parsed.delegation_id)) throw existsError(parsed.delegation_id);
     // The schema gives fresh containers, but sub_task_data and stage results may still hold
     // the caller's objects: keep private copies of those.
-    const status: DelegationRecord['status'] = {};
-    for (const [stage, st] of Object.entries(parsed.status)) {
+    const status = parsed.status;
+    for (const stage of Object.keys(status)) {
+      const st: StageStatus = status[stage]!;
       status[stage] =
         st.delegation_result === undefined
           ? st
@@ -118,33 +122,25 @@ export class MemoryDelegationStore implements DelegationStore {
     return this.#records.get(id);
   }
 
-  async setStage(
-    id: string,
-    stage: string,
-    update: { state: DelegationState; deadline?: string; delegation_result?: unknown },
-  ): Promise<DelegationRecord> {
+  async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     this.#open();
     const own =
       update.delegation_result === undefined
         ? update
         : { ...update, delegation_result: copy(update.delegation_result, 'delegation_result') };
-    const { record } = applyStage(this.#must(id), stage, own, new Date(this.#now()).toISOString());
+    const { record } = applyStage(this.#must(id), stage, own, this.#now());
     const stored = deepFreeze(record);
     this.#records.set(id, stored);
     return stored;
   }
 
-  async update(
-    id: string,
-    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
-  ): Promise<DelegationRecord> {
+  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
     this.#open();
     const record = applyPatch(this.#must(id), patch);
-    const stored = deepFreeze(
-      patch.sub_task_data === undefined
-        ? record
-        : { ...record, sub_task_data: copy(record.sub_task_data, 'sub_task_data') },
-    );
+    const stored = deepFreeze({
+      ...record,
+      sub_task_data: copy(record.sub_task_data, 'sub_task_data'),
+    });
     this.#records.set(id, stored);
     return stored;
   }
@@ -180,13 +176,14 @@ export class MemoryDelegationStore implements DelegationStore {
     return more && last ? { items, next: encodeCursor(last.delegation_id) } : { items };
   }
 
-  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<DelegationRecord[]> {
     this.#open();
+    const bound = overdueBound(nowMs);
     const out: DelegationRecord[] = [];
     for (const id of this.#ids()) {
       const record = this.#records.get(id);
       const deadline = record ? openDeadline(record) : null;
-      if (record && deadline !== null && deadline < now) out.push(record);
+      if (record && deadline !== null && deadline <= bound) out.push(record);
       if (out.length >= limit) break;
     }
     return out;

@@ -24,8 +24,8 @@ function record(id: string, over: Parameters<typeof makeRecord>[1] = {}) {
     status: {
       execution: {
         state: 'pending',
-        time: new Date(now).toISOString(),
-        deadline: new Date(now + 3_600_000).toISOString(),
+        time: Math.floor(now / 1000),
+        deadline: Math.floor((now + 3_600_000) / 1000),
       },
     },
     ...over,
@@ -128,7 +128,10 @@ describe('WebSocket /delegations/events', () => {
     ]);
     await http('voice', 'POST', '/delegations', record('ws-1'));
     await http('office', 'PUT', '/delegations/ws-1/status/execution', { state: 'in_progress' });
-    await http('office', 'PUT', '/delegations/submit_result/ws-1', { result: { balance: 3 } });
+    await http('office', 'PUT', '/delegations/submit_result/ws-1', {
+      stage: 'execution',
+      delegation_result: { balance: 3 },
+    });
     const expected = ['ws-1@1:create', 'ws-1@2:stage:in_progress', 'ws-1@3:stage:done'];
     const last = (c: Change) => c.delegation_id === 'ws-1' && c.version === 3;
     await Promise.all([voice.until(last), office.until(last), admin.until(last)]);

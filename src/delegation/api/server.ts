@@ -15,6 +15,7 @@ import { hasOutbox } from '../stores/change.js';
 import type { ApiKeys, Identity } from './auth.js';
 import { fail, HttpError, statusOf } from './envelope.js';
 import { DelegationEventsHub } from './events-hub.js';
+import { registerJsonBody } from './json-body.js';
 import { registerDelegationRoutes } from './routes.js';
 
 /** Options of {@link createDelegationsApi}. */
@@ -52,9 +53,10 @@ const FASTIFY_MESSAGES: Record<string, (e: FastifyError, limit: number) => [numb
 };
 
 /**
- * The HTTP + WebSocket API for delegation records (Fastify 5, zod-validated bodies, bearer API
- * keys). Fastify and @fastify/websocket load on first call. Every response uses the envelope
- * `{ success, data | message }`; bad input is a 4xx, never a 500.
+ * The HTTP + WebSocket API for delegation records, speaking the published wire contract (routes
+ * under `/delegations`, the `{ success, data | message }` envelope, integer epoch-second times)
+ * with bearer API keys as a documented addition. Fastify and @fastify/websocket load on first
+ * call. Every body is validated; bad input is a 4xx in the same envelope, never a 500.
  */
 export async function createDelegationsApi(
   options: DelegationsApiOptions,
@@ -87,6 +89,7 @@ export async function createDelegationsApi(
   });
   const identities = new WeakMap<FastifyRequest, Identity>();
   const hub = new DelegationEventsHub();
+  registerJsonBody(app, bodyLimit);
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof HttpError) return fail(reply, error.status, error.code, error.message);
