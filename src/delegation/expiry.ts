@@ -40,13 +40,20 @@ export async function expireOverdue(
   const skipped = new Set<string>();
   for (;;) {
     const now = clock.now();
-    const due = (await store.overdue(now, batch)).filter((r) => !skipped.has(r.delegation_id));
+    const due = (await store.overdue(now, batch)).filter(
+      (r) => !skipped.has(r.record.delegation_id),
+    );
     if (due.length === 0) return out;
-    for (const record of due) {
+    for (const { record, stages } of due) {
       let progressed = false;
-      for (const stage of isFinished(record) ? [] : Object.keys(record.status)) {
-        const s = record.status[stage]!;
-        if (FINAL_STATES.has(s.state) || s.deadline === undefined || s.deadline * 1000 >= now) {
+      for (const stage of isFinished(record) ? [] : stages) {
+        const s = record.status[stage];
+        if (
+          !s ||
+          FINAL_STATES.has(s.state) ||
+          s.deadline === undefined ||
+          s.deadline * 1000 >= now
+        ) {
           continue;
         }
         try {

@@ -11,18 +11,21 @@ import type {
   DelegationPatch,
   DelegationRecord,
   DelegationStore,
+  OverdueRecord,
   StageStatus,
   StageUpdate,
 } from './record.js';
 import {
   applyPatch,
   applyStage,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
   openDeadline,
   overdueBound,
   pageLimit,
+  staleStages,
 } from './stores/common.js';
 import { decodeCursor, encodeCursor, matchFilter, parseDelegationFilter } from './stores/filter.js';
 
@@ -63,6 +66,8 @@ function deepFreeze<T>(value: T): T {
  */
 export class MemoryDelegationStore implements DelegationStore {
   readonly #records = new Map<string, DelegationRecord>();
+  /** Stages written with a deadline already past, by record (never expired). */
+  readonly #stale = new Map<string, string[]>();
   readonly #now: () => number;
   #sorted: string[] | undefined;
   #closed = false;
@@ -113,6 +118,7 @@ export class MemoryDelegationStore implements DelegationStore {
       sub_task_data: copy(parsed.sub_task_data, 'sub_task_data'),
     });
     this.#records.set(stored.delegation_id, stored);
+    this.#stale.set(stored.delegation_id, staleStages(stored, 'all', this.#now()));
     this.#sorted = undefined;
     return stored;
   }
@@ -128,9 +134,11 @@ export class MemoryDelegationStore implements DelegationStore {
       update.delegation_result === undefined
         ? update
         : { ...update, delegation_result: copy(update.delegation_result, 'delegation_result') };
-    const { record } = applyStage(this.#must(id), stage, own, this.#now());
+    const now = this.#now();
+    const { record } = applyStage(this.#must(id), stage, own, now);
     const stored = deepFreeze(record);
     this.#records.set(id, stored);
+    this.#stale.set(id, staleStages(stored, [stage], now, this.#stale.get(id)));
     return stored;
   }
 
@@ -148,6 +156,7 @@ export class MemoryDelegationStore implements DelegationStore {
   async delete(id: string): Promise<boolean> {
     this.#open();
     const deleted = this.#records.delete(id);
+    this.#stale.delete(id);
     if (deleted) this.#sorted = undefined;
     return deleted;
   }
@@ -176,14 +185,17 @@ export class MemoryDelegationStore implements DelegationStore {
     return more && last ? { items, next: encodeCursor(last.delegation_id) } : { items };
   }
 
-  async overdue(nowMs: number, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
     this.#open();
     const bound = overdueBound(nowMs);
-    const out: DelegationRecord[] = [];
+    const out: OverdueRecord[] = [];
     for (const id of this.#ids()) {
       const record = this.#records.get(id);
-      const deadline = record ? openDeadline(record) : null;
-      if (record && deadline !== null && deadline <= bound) out.push(record);
+      const stale = this.#stale.get(id) ?? [];
+      const deadline = record ? openDeadline(record, stale) : null;
+      if (record && deadline !== null && deadline <= bound) {
+        out.push({ record, stages: dueStages(record, stale, nowMs) });
+      }
       if (out.length >= limit) break;
     }
     return out;

@@ -138,6 +138,13 @@ export interface DelegationPage {
   next?: string;
 }
 
+/** A record with stages past their deadline, as `overdue()` finds it. */
+export interface OverdueRecord {
+  record: DelegationRecord;
+  /** The open stages whose deadline has passed. */
+  stages: string[];
+}
+
 /** The update `setStage` takes. */
 export interface StageUpdate {
   state: DelegationState;
@@ -189,7 +196,10 @@ export interface DelegationStore {
     filter: DelegationFilter,
     page?: { limit?: number; cursor?: string },
   ): Promise<DelegationPage>;
-  /** Unfinished records with an open stage whose deadline passed before `nowMs`. */
-  overdue(nowMs: number, limit?: number): Promise<DelegationRecord[]>;
+  /**
+   * Unfinished records with an open stage whose deadline passed before `nowMs`, each with the
+   * stages that are due (a stage written with a deadline already past is never due).
+   */
+  overdue(nowMs: number, limit?: number): Promise<OverdueRecord[]>;
   close(): Promise<void>;
 }

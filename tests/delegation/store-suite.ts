@@ -517,7 +517,7 @@ export function describeDelegationStoreSuite(
         }),
       );
       const at = (ms: number) =>
-        store.overdue(T0 + ms).then((rs) => rs.map((r) => r.delegation_id).sort());
+        store.overdue(T0 + ms).then((rs) => rs.map((r) => r.record.delegation_id).sort());
       expect(await at(30_000)).toEqual([]);
       expect(await at(60_000)).toEqual([]);
       expect(await at(60_001)).toEqual(['o-late']);
@@ -529,6 +529,38 @@ export function describeDelegationStoreSuite(
         store.setStage('o-answered', 'execution', { state: 'expired' }),
         'invalid_state',
       );
+      expect(
+        (await store.overdue(T0 + 100_000)).find((r) => r.record.delegation_id === 'o-later')
+          ?.stages,
+      ).toEqual(['b']);
+    });
+
+    it('never lists a stage written with a deadline already past (it is kept as written)', async () => {
+      // As the contract's example does: {"state":"in_progress","time":1717390000,"deadline":1717400000}.
+      await store.create(makeRecord('o-past', { status: {} }));
+      await store.setStage('o-past', 'execution', {
+        state: 'in_progress',
+        time: 1717390000,
+        deadline: 1717400000,
+      });
+      await store.setStage('o-past', 'review', { state: 'pending', deadline: sec(T0 + 30_000) });
+      await store.create(
+        makeRecord('o-born-late', {
+          status: { execution: { state: 'pending', time: 1717390000, deadline: 1717400000 } },
+        }),
+      );
+      expect(await store.overdue(T0 + 10_000)).toEqual([]);
+      const due = await store.overdue(T0 + 40_000);
+      expect(due.map((r) => [r.record.delegation_id, r.stages])).toEqual([['o-past', ['review']]]);
+      // Written again with a future deadline, the stage is enforced again.
+      await store.setStage('o-past', 'execution', {
+        state: 'in_progress',
+        deadline: sec(T0 + 50_000),
+      });
+      const later = await store.overdue(T0 + 60_000);
+      expect(later.map((r) => [r.record.delegation_id, r.stages.sort()])).toEqual([
+        ['o-past', ['execution', 'review']],
+      ]);
     });
   });
 }

@@ -35,6 +35,8 @@ export interface VersionedRecord {
   record: DelegationRecord;
   version: number;
   incarnation: string;
+  /** Open stages written with a deadline already past (never expired by the checker). */
+  stale: string[];
 }
 
 /** A change waiting in the outbox, with its position (`seq`) for acknowledging it. */

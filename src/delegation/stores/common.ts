@@ -222,23 +222,63 @@ export function applyPatch(record: DelegationRecord, patch: DelegationPatch): De
 }
 
 /**
- * The earliest deadline among stages that are not final, or null (also for a finished record):
- * stored in an indexed column so `overdue()` is one range scan.
+ * The open stages whose deadline had already passed when they were written (`written`: the
+ * stages this write set, or every stage for a new record; the others keep their `previous`
+ * verdict). The expiry checker never expires them: a deadline that was over before the stage
+ * was recorded (history being imported, a client's example payload, a skewed clock) is kept as
+ * written, and a result for that stage is still refused as late.
  */
-export function openDeadline(record: DelegationRecord): number | null {
+export function staleStages(
+  record: DelegationRecord,
+  written: readonly string[] | 'all',
+  nowMs: number,
+  previous: readonly string[] = [],
+): string[] {
+  const out: string[] = [];
+  for (const name of Object.keys(record.status)) {
+    const s = record.status[name]!;
+    if (FINAL_STATES.has(s.state) || s.deadline === undefined) continue;
+    const rewritten = written === 'all' || written.includes(name);
+    if (rewritten ? s.deadline * 1000 <= nowMs : previous.includes(name)) out.push(name);
+  }
+  return out;
+}
+
+/**
+ * The earliest deadline among stages that are neither final nor stale (see
+ * {@link staleStages}), or null (also for a finished record): stored in an indexed column so
+ * `overdue()` is one range scan.
+ */
+export function openDeadline(
+  record: DelegationRecord,
+  stale: readonly string[] = [],
+): number | null {
   if (isFinished(record)) return null;
   let min: number | null = null;
   for (const name of Object.keys(record.status)) {
     const s = record.status[name]!;
-    if (
-      s.deadline !== undefined &&
-      !FINAL_STATES.has(s.state) &&
-      (min === null || s.deadline < min)
-    ) {
-      min = s.deadline;
-    }
+    if (s.deadline === undefined || FINAL_STATES.has(s.state) || stale.includes(name)) continue;
+    if (min === null || s.deadline < min) min = s.deadline;
   }
   return min;
+}
+
+/** The stages of `record` that are due at `nowMs`: open, not stale, deadline passed. */
+export function dueStages(
+  record: DelegationRecord,
+  stale: readonly string[],
+  nowMs: number,
+): string[] {
+  if (isFinished(record)) return [];
+  return Object.keys(record.status).filter((name) => {
+    const s = record.status[name]!;
+    return (
+      s.deadline !== undefined &&
+      s.deadline * 1000 < nowMs &&
+      !FINAL_STATES.has(s.state) &&
+      !stale.includes(name)
+    );
+  });
 }
 
 /** The largest stored deadline (epoch seconds) that has passed at `nowMs`. */
@@ -299,7 +339,7 @@ export function pageLimit(limit: number | undefined): number {
 export function oldTablesError(table: string): TasklineError {
   return new TasklineError(
     'invalid_state',
-    `Table ${table} was created by an older taskline (ISO times, no incarnation column). Use a new table prefix, or export the records and drop the tables.`,
+    `Table ${table} was created by an older taskline (ISO times; no incarnation or stale_stages column). Use a new table prefix, or export the records and drop the tables.`,
     { table },
   );
 }

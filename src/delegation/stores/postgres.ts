@@ -9,6 +9,7 @@ import {
   type DelegationRecord,
   type DelegationState,
   epochSeconds,
+  type OverdueRecord,
   type StageUpdate,
 } from '../record.js';
 import type {
@@ -21,6 +22,7 @@ import {
   applyPatch,
   applyStage,
   checkPrefix,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
@@ -28,6 +30,7 @@ import {
   openDeadline,
   overdueBound,
   pageLimit,
+  staleStages,
   toJson,
 } from './common.js';
 import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
@@ -50,7 +53,7 @@ export interface PostgresDelegationStoreOptions {
 }
 
 const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data`;
+  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
 
 /** One write of a mutation: the statement, its values and the record it stores. */
 interface MutationPlan {
@@ -115,14 +118,15 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     this.sql = {
       create: `WITH r AS (
           INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
-            delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-          VALUES ($1, 1, $12, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+            delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
+            stale_stages)
+          VALUES ($1, 1, $12, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)
           ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
         INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`,
       get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1`,
       lock: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1 FOR UPDATE`,
       setStatus: `WITH u AS (
-          UPDATE ${t} SET status = $3, open_deadline = $4, version = version + 1
+          UPDATE ${t} SET status = $3, open_deadline = $4, stale_stages = $6, version = version + 1
           WHERE delegation_id = $1 AND version = $2 RETURNING version)
         INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
       setData: `WITH u AS (
@@ -183,10 +187,11 @@ export class PostgresDelegationStore implements DurableDelegationStore {
         target_subject_id TEXT NOT NULL,
         status JSONB NOT NULL,
         sub_task_data JSONB NOT NULL,
-        open_deadline BIGINT
+        open_deadline BIGINT,
+        stale_stages JSONB NOT NULL DEFAULT '[]'::jsonb
       )`);
       const { rows: columns } = await client.query(
-        `SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'incarnation' AND NOT attisdropped`,
+        `SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'stale_stages' AND NOT attisdropped`,
         [table],
       );
       if (columns.length === 0) throw oldTablesError(table);
@@ -246,6 +251,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     const record = normalizeRecord(input);
     const data = toJson(record.sub_task_data, 'sub_task_data');
     const incarnation = randomUUID();
+    const stale = staleStages(record, 'all', this.now());
     const change: DelegationChange = {
       op: 'create',
       delegation_id: record.delegation_id,
@@ -264,9 +270,10 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       record.target_subject_id,
       JSON.stringify(record.status),
       data,
-      openDeadline(record),
+      openDeadline(record, stale),
       JSON.stringify(change),
       incarnation,
+      JSON.stringify(stale),
     ]);
     if (res.rowCount === 0) throw existsError(record.delegation_id);
     this.notify();
@@ -339,6 +346,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     return this.mutate(id, (current, now) => {
       const { record, from } = applyStage(current.record, stage, update, now);
+      const stale = staleStages(record, [stage], now, current.stale);
       const version = current.version + 1;
       const change: DelegationChange = {
         op: 'stage',
@@ -357,8 +365,9 @@ export class PostgresDelegationStore implements DurableDelegationStore {
           id,
           current.version,
           toJson(record.status, 'delegation_result'),
-          openDeadline(record),
+          openDeadline(record, stale),
           JSON.stringify(change),
+          JSON.stringify(stale),
         ],
         record,
       };
@@ -445,12 +454,15 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       : { items };
   }
 
-  async overdue(nowMs: number, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
     const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.overdue, [
       overdueBound(nowMs),
       pageLimit(limit),
     ]);
-    return rows.map((r) => rowToRecord(r).record);
+    return rows.map((r) => {
+      const { record, stale } = rowToRecord(r);
+      return { record, stages: dueStages(record, stale, nowMs) };
+    });
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {

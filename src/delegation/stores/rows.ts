@@ -16,6 +16,7 @@ export const RECORD_COLUMNS = [
   'status',
   'sub_task_data',
   'open_deadline',
+  'stale_stages',
 ] as const;
 
 /** One records-table row as a driver returns it (JSON columns as text or already parsed). */
@@ -31,6 +32,7 @@ export interface RecordRow {
   target_subject_id: string;
   status: unknown;
   sub_task_data: unknown;
+  stale_stages: unknown;
 }
 
 function json(v: unknown): unknown {
@@ -50,6 +52,7 @@ export function rowToRecord(row: RecordRow): VersionedRecord {
   return {
     version: Number(row.version),
     incarnation: row.incarnation,
+    stale: json(row.stale_stages ?? '[]') as string[],
     record: {
       delegation_id: row.delegation_id,
       task_id: row.task_id,

@@ -8,6 +8,7 @@ import {
   type DelegationRecord,
   type DelegationState,
   epochSeconds,
+  type OverdueRecord,
   type StageUpdate,
 } from '../record.js';
 import type {
@@ -20,6 +21,7 @@ import {
   applyPatch,
   applyStage,
   checkPrefix,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
@@ -27,6 +29,7 @@ import {
   openDeadline,
   overdueBound,
   pageLimit,
+  staleStages,
   toJson,
 } from './common.js';
 import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
@@ -47,7 +50,7 @@ export interface SqliteDelegationStoreOptions {
 type Stmt = Database.Statement;
 
 const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data`;
+  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
 
 /**
  * The embedded delegation store on SQLite (better-sqlite3, WAL): every write and its outbox row
@@ -90,15 +93,16 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     this.s = {
       insert: db.prepare(
         `INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
-          delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
+          delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
+          stale_stages)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
       ),
       insertOutbox: db.prepare(
         `INSERT INTO ${o} (delegation_id, version, change) VALUES (?, ?, ?)`,
       ),
       get: db.prepare(`SELECT ${SELECT} FROM ${t} WHERE delegation_id = ?`),
       updateStatus: db.prepare(
-        `UPDATE ${t} SET status = ?, open_deadline = ?, version = ? WHERE delegation_id = ?`,
+        `UPDATE ${t} SET status = ?, open_deadline = ?, stale_stages = ?, version = ? WHERE delegation_id = ?`,
       ),
       updateRecord: db.prepare(
         `UPDATE ${t} SET task_id = ?, sub_task_id = ?, workflow_level = ?, delegation_type = ?,
@@ -148,7 +152,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       target_subject_id TEXT NOT NULL,
       status TEXT NOT NULL,
       sub_task_data TEXT NOT NULL,
-      open_deadline INTEGER
+      open_deadline INTEGER,
+      stale_stages TEXT NOT NULL DEFAULT '[]'
     );
     CREATE INDEX IF NOT EXISTS "${table}_sender" ON "${table}" (sender_subject_id);
     CREATE INDEX IF NOT EXISTS "${table}_target" ON "${table}" (target_subject_id);
@@ -163,7 +168,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       lease_until INTEGER NOT NULL DEFAULT 0
     );`);
     const columns = db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>;
-    if (!columns.some((c) => c.name === 'incarnation')) {
+    if (!columns.some((c) => c.name === 'stale_stages')) {
       if (owned) db.close();
       throw oldTablesError(table);
     }
@@ -194,6 +199,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     const status = toJson(record.status, 'status');
     const data = toJson(record.sub_task_data, 'sub_task_data');
     const incarnation = randomUUID();
+    const stale = staleStages(record, 'all', this.now());
     const change: DelegationChange = {
       op: 'create',
       delegation_id: record.delegation_id,
@@ -215,7 +221,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         record.target_subject_id,
         status,
         data,
-        openDeadline(record),
+        openDeadline(record, stale),
+        JSON.stringify(stale),
       );
       if (info.changes === 0) throw existsError(record.delegation_id);
       this.addOutbox(change);
@@ -239,7 +246,14 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       const { record, from } = applyStage(current.record, stage, update, now);
       const version = current.version + 1;
       const status = toJson(record.status, 'delegation_result');
-      this.s.updateStatus.run(status, openDeadline(record), version, id);
+      const stale = staleStages(record, [stage], now, current.stale);
+      this.s.updateStatus.run(
+        status,
+        openDeadline(record, stale),
+        JSON.stringify(stale),
+        version,
+        id,
+      );
       this.addOutbox({
         op: 'stage',
         delegation_id: id,
@@ -333,9 +347,12 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       : { items };
   }
 
-  async overdue(nowMs: number, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
     const rows = this.s.overdue.all(overdueBound(nowMs), pageLimit(limit)) as RecordRow[];
-    return rows.map((r) => rowToRecord(r).record);
+    return rows.map((r) => {
+      const { record, stale } = rowToRecord(r);
+      return { record, stages: dueStages(record, stale, nowMs) };
+    });
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
