@@ -33,6 +33,11 @@ export interface NatsDelegationBusOptions {
   servers?: string | string[];
   /** An open connection the caller owns (the bus never closes it). */
   connection?: NatsConnection;
+  /**
+   * Wait between reconnect attempts when the server goes away (default 2 s). The bus's own
+   * connection never stops trying: events wait in the store's outbox meanwhile.
+   */
+  reconnectWaitMs?: number;
   /** Subject root and stream-name stem (default `taskline`); one prefix = one isolated bus. */
   prefix?: string;
   /** Time a delivered event may stay unacknowledged before redelivery (default 30 s). */
@@ -124,6 +129,8 @@ export class NatsDelegationBus implements DelegationBus {
       (await core.connect({
         servers: options.servers ?? process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222',
         name: `taskline-delegations-${prefix}`,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: options.reconnectWaitMs ?? 2_000,
       }));
     try {
       const jsm = await jsMod.jetstreamManager(nc);
