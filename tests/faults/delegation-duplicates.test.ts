@@ -2,7 +2,6 @@
 // duplicate result is heard once, a result that overtakes its status update still resolves, a
 // task that arrives after its record was cancelled or finished never runs, and a raw duplicate
 // that slips past JetStream's dedupe window is dropped by the consumer.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -19,17 +18,15 @@ import type { DelegationChange } from '../../src/delegation/stores/change.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { serveDelegations } from '../../src/delegation/worker.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { dropNatsPrefix, NATS_URL, natsPrefix } from './delegation-support.js';
 
-const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const BOUND_MS = 20_000;
-const prefix = `fdu${process.pid}_${randomBytes(3).toString('hex')}`;
+const prefix = natsPrefix('fdu');
 const dir = mkdtempSync(join(tmpdir(), 'taskline-fault-dup-'));
 let files = 0;
 
 afterAll(async () => {
-  const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix, contract: false });
-  await bus.deleteStream();
-  await bus.close();
+  await dropNatsPrefix(prefix);
   rmSync(dir, { recursive: true, force: true });
 });
 

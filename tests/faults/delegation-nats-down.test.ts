@@ -1,7 +1,6 @@
 // Fault: NATS goes down and comes back while delegations are sent and worked on. The records
 // are written meanwhile (outbox); once NATS is back every delegation runs once, every result
 // reaches the sender once, and nothing stays in the outbox. Real I/O: bounded on the wall clock.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,17 +10,14 @@ import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import { createDelegationSender, type DelegationResult } from '../../src/delegation/bus/sender.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { serveDelegations } from '../../src/delegation/worker.js';
-import { startFaultProxy } from './delegation-proxy.js';
+import { dropNatsPrefix, NATS_URL, natsPrefix, startFaultProxy } from './delegation-support.js';
 
-const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const BOUND_MS = 30_000;
-const prefix = `fnd${process.pid}_${randomBytes(3).toString('hex')}`;
+const prefix = natsPrefix('fnd');
 const dir = mkdtempSync(join(tmpdir(), 'taskline-fault-nats-'));
 
 afterAll(async () => {
-  const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix, contract: false });
-  await bus.deleteStream();
-  await bus.close();
+  await dropNatsPrefix(prefix);
   rmSync(dir, { recursive: true, force: true });
 });
 

@@ -1,7 +1,6 @@
 // Fault: a delegation is deleted and created again under the same id. The new record is a new
 // incarnation with its own event keys, so it is delivered and worked on like the first — in
 // process, on NATS (whose dedupe window would otherwise drop it) and through the HTTP API.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,16 +15,14 @@ import type { DelegationBus } from '../../src/delegation/bus/types.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { serveDelegations } from '../../src/delegation/worker.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { dropNatsPrefix, NATS_URL, natsPrefix } from './delegation-support.js';
 
-const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const BOUND_MS = 20_000;
-const prefix = `frc${process.pid}_${randomBytes(3).toString('hex')}`;
+const prefix = natsPrefix('frc');
 const dir = mkdtempSync(join(tmpdir(), 'taskline-fault-recreate-'));
 
 afterAll(async () => {
-  const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix, contract: false });
-  await bus.deleteStream();
-  await bus.close();
+  await dropNatsPrefix(prefix);
   rmSync(dir, { recursive: true, force: true });
 });
 

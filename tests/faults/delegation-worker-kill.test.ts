@@ -2,7 +2,6 @@
 // acknowledged, so JetStream hands it to the other worker of the pool once the ack wait lapses;
 // the sub-task completes exactly once and the sender hears one result. Real processes and I/O:
 // bounded on the wall clock.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,16 +10,14 @@ import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import { createDelegationSender, type DelegationResult } from '../../src/delegation/bus/sender.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { spawnScript, srcModule } from '../delegation/store-suite.js';
+import { dropNatsPrefix, NATS_URL, natsPrefix } from './delegation-support.js';
 
-const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
 const BOUND_MS = 30_000;
-const prefix = `fwk${process.pid}_${randomBytes(3).toString('hex')}`;
+const prefix = natsPrefix('fwk');
 const dir = mkdtempSync(join(tmpdir(), 'taskline-fault-kill-'));
 
 afterAll(async () => {
-  const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix, contract: false });
-  await bus.deleteStream();
-  await bus.close();
+  await dropNatsPrefix(prefix);
   rmSync(dir, { recursive: true, force: true });
 });
 

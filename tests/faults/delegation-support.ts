@@ -1,6 +1,24 @@
-// A TCP proxy in front of a shared server (NATS here) that a fault test can take down and bring
-// back, without touching the server other tests use.
+// What the delegation fault tests share: a TCP proxy in front of the shared NATS server that a
+// test can take down and bring back (without touching the server other tests use), and
+// per-run JetStream prefixes that are cleaned up afterwards.
+import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
+import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
+
+/** The NATS server the tests use. */
+export const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';
+
+/** A JetStream prefix unique to this run (streams named after it). */
+export function natsPrefix(tag: string): string {
+  return `${tag}${process.pid}_${randomBytes(3).toString('hex')}`;
+}
+
+/** Deletes the streams of a prefix. */
+export async function dropNatsPrefix(prefix: string): Promise<void> {
+  const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix, contract: false });
+  await bus.deleteStream();
+  await bus.close();
+}
 
 /** A proxy the test controls. */
 export interface FaultProxy {
