@@ -283,7 +283,11 @@ async function busLatency(bus: DelegationBus, n: number, warmup: number): Promis
  * The contract's view: publish through the bus (JetStream store, then the contract JSON on the
  * agent's plain subject) until a plain core-NATS subscriber of that subject has it; ms per event.
  */
-async function contractLatency(bus: NatsDelegationBus, n: number, warmup: number): Promise<number[]> {
+async function contractLatency(
+  bus: NatsDelegationBus,
+  n: number,
+  warmup: number,
+): Promise<number[]> {
   const nc = await connect({ servers: NATS_URL });
   const agent = `bench-contract-${process.pid}-${randomBytes(3).toString('hex')}`;
   let arrived: () => void = () => {};
@@ -511,7 +515,7 @@ export async function runRecordsBench(options: RecordsBenchOptions = {}): Promis
           `publish → a plain core-NATS subscriber of the agent's subject has the contract JSON, ${n} ping-pongs`,
           await contractLatency(nats, n, warm),
           ours,
-          'baseline: the same publish received through taskline\'s durable consumer',
+          "baseline: the same publish received through taskline's durable consumer",
         ),
       );
     } finally {
