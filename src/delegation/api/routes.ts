@@ -34,6 +34,8 @@ export interface RouteDeps {
   clock: Clock;
   schemas?: ResultSchemaRegistry;
   identityOf(request: FastifyRequest): Identity;
+  /** Resolves once the events of the writes so far are published (bounded by the server). */
+  published?: () => Promise<void>;
 }
 
 function forbidden(message: string): HttpError {
@@ -64,6 +66,11 @@ const REJECTION_STATUS: Record<string, number> = {
 /** Registers the delegation record routes on `app`. */
 export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store } = deps;
+  /** The answer to a write, once its events are out (see DelegationsApiOptions). */
+  const answer = async <T>(message: string, data?: T) => {
+    await deps.published?.();
+    return written(message, data);
+  };
 
   // A key that is not a party to a record gets the same answer as for a missing one, so it
   // learns nothing about which ids exist.
@@ -118,7 +125,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
         );
       }
     }
-    return written(MESSAGES.created, await store.create(record));
+    return answer(MESSAGES.created, await store.create(record));
   });
 
   app.put('/delegations/:id', async (request) => {
@@ -136,7 +143,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
         throw forbidden('Only an admin key can change who sent a delegation.');
       }
     }
-    return written(MESSAGES.updated, await store.update(id, patch));
+    return answer(MESSAGES.updated, await store.update(id, patch));
   });
 
   app.delete('/delegations/:id', async (request) => {
@@ -149,7 +156,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     if (!(await store.delete(id))) {
       throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
     }
-    return written(MESSAGES.deleted);
+    return answer(MESSAGES.deleted);
   });
 
   app.post('/delegations/query', async (request) => {
@@ -204,7 +211,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
       ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
       ...(result !== undefined ? { delegation_result: result } : {}),
     });
-    return written(MESSAGES.status, updated);
+    return answer(MESSAGES.status, updated);
   });
 
   app.put('/delegations/submit_result/:id', async (request) => {
@@ -219,6 +226,6 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
       ...(body.time !== undefined ? { time: body.time } : {}),
       ...(result !== undefined ? { delegation_result: result } : {}),
     });
-    return written(MESSAGES.status, updated);
+    return answer(MESSAGES.status, updated);
   });
 }

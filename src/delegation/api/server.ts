@@ -1,6 +1,6 @@
 import type {} from '@fastify/websocket';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { errorMessage, logDelegation } from '../bus/log.js';
 import {
@@ -31,6 +31,13 @@ export interface DelegationsApiOptions {
   bodyLimit?: number;
   /** Run an outbox publisher for the store (default true when it has an outbox). */
   publisher?: boolean | Omit<OutboxPublisherOptions, 'store' | 'bus'>;
+  /**
+   * How long a write waits for its events to be published before it answers (default 250 ms on
+   * the clock; 0 answers at once). As in the contract, a client that hears "created" finds the
+   * event already published; if the bus is slow or down the answer goes out anyway and the
+   * outbox publishes later.
+   */
+  publishBeforeAnswerMs?: number;
 }
 
 /** A built API: the Fastify app plus lifecycle. */
@@ -157,15 +164,29 @@ export async function createDelegationsApi(
     hub.add(socket, identityOf(request));
   });
 
+  let publisher: OutboxPublisher | undefined;
+  const waitMs = options.publishBeforeAnswerMs ?? 250;
+  const published = async (): Promise<void> => {
+    if (!publisher || waitMs <= 0) return;
+    let timer: TimerHandle | undefined;
+    await Promise.race([
+      publisher.drain().catch(() => 0),
+      new Promise<void>((resolve) => {
+        timer = clock.setTimer(waitMs, resolve);
+      }),
+    ]);
+    timer?.cancel();
+  };
+
   registerDelegationRoutes(app, {
     store: options.store,
     clock,
     identityOf,
+    published,
     ...(options.schemas ? { schemas: options.schemas } : {}),
   });
 
   await hub.start(options.bus);
-  let publisher: OutboxPublisher | undefined;
   if (options.publisher !== false && hasOutbox(options.store)) {
     const tuning = typeof options.publisher === 'object' ? options.publisher : {};
     publisher = startOutboxPublisher({ clock, ...tuning, store: options.store, bus: options.bus });
