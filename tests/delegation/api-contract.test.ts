@@ -8,6 +8,7 @@ import { ApiKeys } from '../../src/delegation/api/auth.js';
 import { createDelegationsApi, type DelegationsApi } from '../../src/delegation/api/server.js';
 import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
 import { type OutboxPublisher, startOutboxPublisher } from '../../src/delegation/bus/publisher.js';
+import type { DelegationBus } from '../../src/delegation/bus/types.js';
 import { ResultSchemaRegistry } from '../../src/delegation/constraints.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
@@ -864,5 +865,70 @@ describe('delegations API: hostile input is a 4xx, never a 500', () => {
     });
     expect(res.status).toBe(400);
     expect(await res.json()).toMatchObject({ success: false, code: 'invalid_argument' });
+  });
+});
+
+describe('delegations API: events go out before the answer', () => {
+  it('answers a write once its events are published, or after 250 ms on the clock at most', async () => {
+    const vclock = new VirtualClock();
+    const db = await SqliteDelegationStore.open({
+      path: join(dir, 'before-answer.db'),
+      clock: vclock,
+    });
+    const inner = new InProcessDelegationBus();
+    const gates: Array<() => void> = [];
+    const entries: Array<() => void> = [];
+    /** Resolves when the bus has been asked to publish `n` events. */
+    const entered = (n: number) =>
+      new Promise<void>((resolve) => {
+        if (gates.length >= n) resolve();
+        else entries.push(resolve);
+      });
+    const slow: DelegationBus = Object.assign(Object.create(inner) as DelegationBus, {
+      publish: async (event: Parameters<DelegationBus['publish']>[0]) => {
+        await new Promise<void>((resolve) => {
+          gates.push(resolve);
+          for (const e of entries.splice(0)) e();
+        });
+        return inner.publish(event);
+      },
+    });
+    const server = await createDelegationsApi({
+      store: db,
+      bus: slow,
+      clock: vclock,
+      keys: new ApiKeys([{ key: KEYS.admin, admin: true }]),
+    });
+    const post = (id: string) =>
+      server.app.inject({
+        method: 'POST',
+        url: '/delegations',
+        headers: { authorization: `Bearer ${KEYS.admin}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(fresh({ delegation_id: id })),
+      });
+    let answered = false;
+    const first = post('early-1').then((r) => {
+      answered = true;
+      return r;
+    });
+    await entered(1);
+    expect(answered).toBe(false);
+    gates[0]!();
+    expect((await first).statusCode).toBe(200);
+    // The bus stays stuck: the answer still comes, 250 ms later on the clock.
+    let second = false;
+    const stuck = post('early-2').then((r) => {
+      second = true;
+      return r;
+    });
+    await entered(2);
+    await vclock.advance(249);
+    expect(second).toBe(false);
+    await vclock.advance(1);
+    expect((await stuck).statusCode).toBe(200);
+    gates[1]!();
+    await server.close();
+    await inner.close();
+    await db.close();
   });
 });
