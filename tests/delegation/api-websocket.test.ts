@@ -65,6 +65,8 @@ interface Change {
   version: number;
   change: string;
   state?: string;
+  time: number;
+  record: { status: Record<string, { time: number; deadline?: number }> };
 }
 
 /** A connected client that records every change pushed to it. */
@@ -138,6 +140,14 @@ describe('WebSocket /delegations/events', () => {
     expect(voice.summary()).toEqual(expected);
     expect(office.summary()).toEqual(expected);
     expect(admin.summary()).toEqual(expected);
+    // The contract's record shape: integer epoch seconds everywhere.
+    for (const c of voice.changes) {
+      expect(Number.isInteger(c.time)).toBe(true);
+      for (const stage of Object.values(c.record.status)) {
+        expect(Number.isInteger(stage.time)).toBe(true);
+        if (stage.deadline !== undefined) expect(Number.isInteger(stage.deadline)).toBe(true);
+      }
+    }
 
     // A change the intruder may see, made after the others: once it arrives, nothing before it came.
     await http(

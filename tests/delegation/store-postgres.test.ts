@@ -1,6 +1,9 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
+import { ApiKeys } from '../../src/delegation/api/auth.js';
+import { createDelegationsApi } from '../../src/delegation/api/server.js';
+import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
 import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import {
@@ -81,6 +84,44 @@ describe('postgres store: setup and data errors', () => {
     expect(entries.map((e) => e.change.version)).toEqual(
       Array.from({ length: 101 }, (_, i) => i + 1),
     );
+    await store.close();
+  });
+
+  it('answers 100 parallel PUTs on one record through the HTTP API with 200, none refused', async () => {
+    const store = await PostgresDelegationStore.open({ pool, schema, prefix: 'api_hot_' });
+    const bus = new InProcessDelegationBus();
+    const key = 'admin-key-0123456789abcdef';
+    const api = await createDelegationsApi({
+      store,
+      bus,
+      keys: new ApiKeys([{ key, admin: true }]),
+      publishBeforeAnswerMs: 0,
+    });
+    await store.create(makeRecord('hot-api', { status: {} }));
+    const put = (url: string, body: unknown) =>
+      api.app.inject({
+        method: 'PUT',
+        url,
+        headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+        payload: JSON.stringify(body),
+      });
+    const answers = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        i % 2 === 0
+          ? put('/delegations/hot-api', { workflow_level: i % 100, [`sub_task_data.k${i}`]: i })
+          : put(`/delegations/hot-api/status/s${i}`, {
+              state: 'in_progress',
+              time: 1717390000 + i,
+            }),
+      ),
+    );
+    const codes = answers.map((a) => a.statusCode);
+    expect(codes.filter((c) => c !== 200)).toEqual([]);
+    const final = await store.getVersioned('hot-api');
+    expect(final?.version).toBe(101);
+    expect(Object.keys(final?.record.status ?? {})).toHaveLength(50);
+    await api.close();
+    await bus.close();
     await store.close();
   });
 
