@@ -289,8 +289,19 @@ describe('delegations API: the contract routes and answers', () => {
     expectFailure(
       await call({ method: 'PUT', url: `/delegations/${id}`, body: { status: {} } }),
       400,
-      /status cannot be replaced/,
+      /status cannot be changed/,
     );
+    // The whole record sent back, with its status unchanged, is a plain update.
+    const whole = (await call({ method: 'GET', url: `/delegations/${id}` })).body.data as Record<
+      string,
+      unknown
+    >;
+    const back = await call({
+      method: 'PUT',
+      url: `/delegations/${id}`,
+      body: { ...whole, workflow_level: 3 },
+    });
+    expect(back.body).toMatchObject({ success: true, data: { workflow_level: 3 } });
   });
 
   it('deletes with Content-Type: application/json and no body, as contract clients do', async () => {

@@ -104,6 +104,30 @@ const TEXT_FIELDS = {
 
 const DATA_PREFIX = 'sub_task_data.';
 
+/** True when two JSON values are equal, whatever the order of object keys. */
+function sameJson(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (Array.isArray(a) || Array.isArray(b)) {
+    return (
+      Array.isArray(a) &&
+      Array.isArray(b) &&
+      a.length === b.length &&
+      a.every((x, i) => sameJson(x, b[i]))
+    );
+  }
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const ka = Object.keys(a);
+  const kb = Object.keys(b);
+  return (
+    ka.length === kb.length &&
+    ka.every(
+      (k) =>
+        Object.hasOwn(b, k) &&
+        sameJson((a as Record<string, unknown>)[k], (b as Record<string, unknown>)[k]),
+    )
+  );
+}
+
 /** Sets `value` at a dotted path inside a copy of `data`, creating objects on the way. */
 function setPath(
   data: Record<string, unknown>,
@@ -201,9 +225,11 @@ export function applyPatch(record: DelegationRecord, patch: DelegationPatch): De
         );
       }
     } else if (key === 'status') {
+      // A client that sends the whole record back may include the status map unchanged.
+      if (sameJson(value, record.status)) continue;
       throw new TasklineError(
         'invalid_argument',
-        'status cannot be replaced by an update; set each stage with PUT /delegations/<id>/status/<stage> (or submit_result).',
+        'status cannot be changed by an update; set each stage with PUT /delegations/<id>/status/<stage> (or submit_result).',
       );
     } else {
       throw new TasklineError(
