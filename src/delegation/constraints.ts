@@ -70,6 +70,15 @@ export interface ResultSubmission {
   result: unknown;
 }
 
+/** What a result is checked against besides its record. */
+export interface ResultCheckOptions {
+  /** Now, ms since the epoch. */
+  now: number;
+  schemas?: ResultSchemaRegistry;
+  /** Stages written with a deadline already past: that deadline is kept as written, not enforced. */
+  stale?: readonly string[];
+}
+
 /**
  * Checks an incoming result against its record: the sender must be the target, the stage must
  * exist (the contract's `delegation_result` stage is created by its first result) and be neither
@@ -79,7 +88,7 @@ export interface ResultSubmission {
 export function checkIncomingResult(
   record: DelegationRecord | undefined,
   submission: ResultSubmission,
-  options: { now: number; schemas?: ResultSchemaRegistry },
+  options: ResultCheckOptions,
 ): ResultCheck {
   const stage = submission.stage ?? RESULT_STAGE;
   if (!record) return { ok: false, reason: 'not_found', message: 'The delegation does not exist.' };
@@ -113,7 +122,11 @@ export function checkIncomingResult(
       message: `Delegation ${id} stage "${stage}" is already ${status.state}; a result can be submitted once.`,
     };
   }
-  if (status?.deadline !== undefined && status.deadline * 1000 < options.now) {
+  if (
+    status?.deadline !== undefined &&
+    status.deadline * 1000 < options.now &&
+    !options.stale?.includes(stage)
+  ) {
     return {
       ok: false,
       reason: 'expired',
@@ -131,7 +144,7 @@ export function checkIncomingResult(
 export function assertIncomingResult(
   record: DelegationRecord | undefined,
   submission: ResultSubmission,
-  options: { now: number; schemas?: ResultSchemaRegistry },
+  options: ResultCheckOptions,
 ): unknown {
   const check = checkIncomingResult(record, submission, options);
   if (check.ok) return check.result;

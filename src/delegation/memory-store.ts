@@ -18,6 +18,7 @@ import type {
 import {
   applyPatch,
   applyStage,
+  deadlineWritten,
   dueStages,
   existsError,
   normalizeRecord,
@@ -138,7 +139,10 @@ export class MemoryDelegationStore implements DelegationStore {
     const { record } = applyStage(this.#must(id), stage, own, now);
     const stored = deepFreeze(record);
     this.#records.set(id, stored);
-    this.#stale.set(id, staleStages(stored, [stage], now, this.#stale.get(id)));
+    this.#stale.set(
+      id,
+      staleStages(stored, deadlineWritten(stage, update), now, this.#stale.get(id)),
+    );
     return stored;
   }
 

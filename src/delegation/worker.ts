@@ -19,7 +19,7 @@ import {
   stageOf,
 } from './record.js';
 import { answerSelection, type SelectionAnswers } from './select.js';
-import { hasOutbox } from './stores/change.js';
+import { hasOutbox, loadWithStale } from './stores/change.js';
 
 /** One delegated sub-task handed to a worker's handler. */
 export interface DelegatedTask {
@@ -113,8 +113,9 @@ export async function serveDelegations(
   const execute = async (event: DelegationEvent, attempt: number) => {
     const id = event.delegation_id;
     if (running.has(id)) return;
-    const initial = await store.get(id);
-    if (!initial || initial.target_subject_id !== agentId) return;
+    const loaded = await loadWithStale(store, id);
+    const initial = loaded?.record;
+    if (!loaded || !initial || initial.target_subject_id !== agentId) return;
     const stage = pickStage(initial);
     if (stage === undefined) {
       logDelegation('warn', 'delegation has no stage this worker can run', { id, agentId });
@@ -127,7 +128,8 @@ export async function serveDelegations(
     let deadlineTimer: TimerHandle | undefined;
     await slots.acquire();
     try {
-      if (status?.deadline !== undefined) {
+      // A deadline already past when it was written is kept as written, not enforced.
+      if (status?.deadline !== undefined && !loaded.stale.includes(stage)) {
         const left = status.deadline * 1000 - clock.now();
         if (left <= 0) {
           await quietly(() => store.setStage(id, stage, { state: 'expired' }));
@@ -182,7 +184,11 @@ export async function serveDelegations(
       const check = checkIncomingResult(
         latest,
         { sender: agentId, stage, result: result === undefined ? null : result },
-        { now: clock.now(), ...(options.schemas ? { schemas: options.schemas } : {}) },
+        {
+          now: clock.now(),
+          stale: loaded.stale,
+          ...(options.schemas ? { schemas: options.schemas } : {}),
+        },
       );
       if (check.ok) {
         await quietly(() =>

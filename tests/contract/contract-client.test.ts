@@ -148,6 +148,21 @@ describe.skipIf(!python)('the wire contract, walked by a Python client', () => {
     expect(passed).toContain('PASS submit_result: delegation_result in the status map');
   });
 
+  it('with one agent key (agentA) for every row, on SQLite with NATS', {
+    timeout: 90_000,
+  }, async () => {
+    const passed = await walk({ nats: NATS_URL }, (url) => [
+      '--base',
+      url,
+      '--key',
+      AGENT_A,
+      '--nats',
+      NATS_URL,
+    ]);
+    expect(passed).toContain('PASS submit_result: delegation_result in the status map');
+    expect(passed).toContain('PASS event: delegation_result on agentA');
+  });
+
   it('with a subject prefix, events go to <prefix>.<agent>', { timeout: 90_000 }, async () => {
     const subjects = `${run}.agents`;
     const passed = await walk({ nats: NATS_URL, contract: { prefix: subjects } }, (url) => [

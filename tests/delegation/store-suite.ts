@@ -552,6 +552,13 @@ export function describeDelegationStoreSuite(
       expect(await store.overdue(T0 + 10_000)).toEqual([]);
       const due = await store.overdue(T0 + 40_000);
       expect(due.map((r) => [r.record.delegation_id, r.stages])).toEqual([['o-past', ['review']]]);
+      // A write that keeps the deadline keeps the verdict: an enforced deadline stays enforced.
+      await store.create(makeRecord('o-kept'));
+      await store.setStage('o-kept', 'execution', { state: 'in_progress' });
+      expect((await store.overdue(T0 + 61_000)).map((r) => r.record.delegation_id)).toContain(
+        'o-kept',
+      );
+      await store.setStage('o-kept', 'execution', { state: 'cancelled' });
       // Written again with a future deadline, the stage is enforced again.
       await store.setStage('o-past', 'execution', {
         state: 'in_progress',

@@ -68,6 +68,22 @@ export interface DurableDelegationStore extends DelegationStore, DelegationOutbo
   getVersioned(id: string): Promise<VersionedRecord | undefined>;
 }
 
+/**
+ * A record with the stages whose deadline was already past when written (see `staleStages`):
+ * from a durable store's `getVersioned`, else no stale stages.
+ */
+export async function loadWithStale(
+  store: DelegationStore,
+  id: string,
+): Promise<{ record: DelegationRecord; stale: string[] } | undefined> {
+  if (!hasOutbox(store)) {
+    const record = await store.get(id);
+    return record ? { record, stale: [] } : undefined;
+  }
+  const found = await store.getVersioned(id);
+  return found ? { record: found.record, stale: found.stale } : undefined;
+}
+
 /** True when `store` keeps an outbox (so a publisher can turn its writes into bus events). */
 export function hasOutbox(store: DelegationStore): store is DurableDelegationStore {
   const s = store as Partial<DurableDelegationStore>;

@@ -247,12 +247,17 @@ export function applyPatch(record: DelegationRecord, patch: DelegationPatch): De
   return next;
 }
 
+/** The stages whose deadline a `setStage` writes: the stage, if the update gives a deadline. */
+export function deadlineWritten(stage: string, update: StageUpdate): string[] {
+  return update.deadline !== undefined ? [stage] : [];
+}
+
 /**
- * The open stages whose deadline had already passed when they were written (`written`: the
- * stages this write set, or every stage for a new record; the others keep their `previous`
- * verdict). The expiry checker never expires them: a deadline that was over before the stage
- * was recorded (history being imported, a client's example payload, a skewed clock) is kept as
- * written, and a result for that stage is still refused as late.
+ * The open stages whose deadline had already passed when it was written (`written`: the stages
+ * whose deadline this write set, or every stage of a new record; the others keep their
+ * `previous` verdict). Such a deadline — over before it was recorded (history being imported, a client's
+ * example payload, a skewed clock) — is kept as written and not enforced: the expiry checker
+ * never expires the stage and a result for it is not refused as late.
  */
 export function staleStages(
   record: DelegationRecord,

@@ -22,6 +22,7 @@ import {
   applyPatch,
   applyStage,
   checkPrefix,
+  deadlineWritten,
   dueStages,
   existsError,
   normalizeRecord,
@@ -346,7 +347,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     return this.mutate(id, (current, now) => {
       const { record, from } = applyStage(current.record, stage, update, now);
-      const stale = staleStages(record, [stage], now, current.stale);
+      const stale = staleStages(record, deadlineWritten(stage, update), now, current.stale);
       const version = current.version + 1;
       const change: DelegationChange = {
         op: 'stage',

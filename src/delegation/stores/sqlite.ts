@@ -21,6 +21,7 @@ import {
   applyPatch,
   applyStage,
   checkPrefix,
+  deadlineWritten,
   dueStages,
   existsError,
   normalizeRecord,
@@ -246,7 +247,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       const { record, from } = applyStage(current.record, stage, update, now);
       const version = current.version + 1;
       const status = toJson(record.status, 'delegation_result');
-      const stale = staleStages(record, [stage], now, current.stale);
+      const stale = staleStages(record, deadlineWritten(stage, update), now, current.stale);
       this.s.updateStatus.run(
         status,
         openDeadline(record, stale),
