@@ -10,7 +10,9 @@ import type { DurableDelegationStore } from '../delegation/stores/change.js';
 
 const USAGE = `usage: taskline delegations serve [options]
 
-  Serves the delegation records API (HTTP + WebSocket /delegations/events).
+  Serves the delegation records API — the published wire contract (routes under
+  /delegations, NATS events on each agent's subject with --nats) — and a WebSocket of changes
+  (/delegations/events).
 
   --db FILE            SQLite database (default ./taskline-delegations.db)
   --postgres URL       use PostgreSQL instead of SQLite (for several API/worker processes)

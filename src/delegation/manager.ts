@@ -549,12 +549,16 @@ export class TaskManager implements DelegationHost {
 
   /**
    * Resolves true once no task is queued or running (tasks started meanwhile included), false
-   * when `timeoutMs` passes first on the clock (default: the task timeout, which bounds every
-   * task) or `signal` aborts. Never waits unbounded.
+   * when `timeoutMs` passes first on the clock (default: the longest task timeout, which bounds
+   * every task running now) or `signal` aborts. Never waits unbounded.
    */
   async waitAllDone(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
     const limit = new AbortController();
-    const timer = this.#clock.setTimer(options.timeoutMs ?? this.#timeoutMs, () => limit.abort());
+    const longest = Math.max(
+      this.#timeoutMs,
+      ...[...this.#types.values()].map((t) => t.timeoutMs ?? 0),
+    );
+    const timer = this.#clock.setTimer(options.timeoutMs ?? longest, () => limit.abort());
     const signals = options.signal ? [limit.signal, options.signal] : [limit.signal];
     try {
       for (;;) {
