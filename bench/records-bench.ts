@@ -1,7 +1,7 @@
 /**
  * Delegation records and events, side by side with the raw drivers:
  *   - record writes/s through SqliteDelegationStore / PostgresDelegationStore (validation,
- *     canonical times, outbox row in the same transaction) vs better-sqlite3 / pg doing the
+ *     a new incarnation id, outbox row in the same transaction) vs better-sqlite3 / pg doing the
  *     same inserts (same tables, same rows, same transaction shape) — goal ≥ 80 %;
  *   - event publish → receive latency (p50/p99), ping-pong, on the in-process bus and on
  *     NATS JetStream (NatsDelegationBus) vs raw @nats-io JetStream publish + pull consumer;
@@ -57,8 +57,8 @@ function record(tag: string, i: number): DelegationRecord {
     status: {
       execution: {
         state: 'pending',
-        time: new Date(T0).toISOString(),
-        deadline: new Date(T0 + 60_000).toISOString(),
+        time: Math.floor(T0 / 1000),
+        deadline: Math.floor((T0 + 60_000) / 1000),
       },
     },
     sub_task_data: {
@@ -74,7 +74,8 @@ function createChange(r: DelegationRecord): DelegationChange {
     op: 'create',
     delegation_id: r.delegation_id,
     version: 1,
-    time: new Date().toISOString(),
+    incarnation: 'bench',
+    time: Math.floor(Date.now() / 1000),
     record: r,
   };
 }
@@ -115,9 +116,10 @@ async function sqliteWrites(n: number, runs: number, dir: string): Promise<Bench
         db.pragma('journal_mode = WAL');
         db.pragma('synchronous = NORMAL');
         const insert = db.prepare(
-          `INSERT INTO "taskline_delegations" (delegation_id, version, task_id, sub_task_id, workflow_level,
-             delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-           VALUES (?, 1, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          `INSERT INTO "taskline_delegations" (delegation_id, version, incarnation, task_id, sub_task_id,
+             workflow_level, delegation_type, sender_subject_id, target_subject_id, status, sub_task_data,
+             open_deadline)
+           VALUES (?, 1, 'bench', ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         );
         const outbox = db.prepare(
           'INSERT INTO "taskline_delegation_outbox" (delegation_id, version, change) VALUES (?, 1, ?)',
@@ -198,9 +200,9 @@ async function postgresWrites(n: number, runs: number, inFlight: number): Promis
           const t = `"${schema}"."${prefix}delegations"`;
           const o = `"${schema}"."${prefix}delegation_outbox"`;
           const sql = `WITH r AS (
-              INSERT INTO ${t} (delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-                sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-              VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+              INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
+                delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
+              VALUES ($1, 1, 'bench', $2, $3, $4, $5, $6, $7, $8, $9, $10)
               ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
             INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`;
           const timed = await run(
@@ -245,15 +247,16 @@ async function postgresWrites(n: number, runs: number, inFlight: number): Promis
 // ---------------------------------------------------------------------------------------------
 // Event latency
 
-function event(i: number): DelegationEvent {
-  const r = record('e', i);
+function event(i: number, to = 'back-office'): DelegationEvent {
+  const r = { ...record('e', i), target_subject_id: to };
   return {
     event: 'delegation_task',
     delegation_id: r.delegation_id,
     version: 1,
-    to: 'back-office',
+    incarnation: 'bench',
+    to,
     change: 'create',
-    time: new Date().toISOString(),
+    time: Math.floor(Date.now() / 1000),
     record: r,
   };
 }
@@ -274,6 +277,46 @@ async function busLatency(bus: DelegationBus, n: number, warmup: number): Promis
   }
   await sub.close();
   return latencies;
+}
+
+/**
+ * The contract's view: publish through the bus (JetStream store, then the contract JSON on the
+ * agent's plain subject) until a plain core-NATS subscriber of that subject has it; ms per event.
+ */
+async function contractLatency(
+  bus: NatsDelegationBus,
+  n: number,
+  warmup: number,
+): Promise<number[]> {
+  const nc = await connect({ servers: NATS_URL });
+  const agent = `bench-contract-${process.pid}-${randomBytes(3).toString('hex')}`;
+  let arrived: () => void = () => {};
+  nc.subscribe(agent, {
+    callback: (_err, msg) => {
+      JSON.parse(msg.string());
+      arrived();
+    },
+  });
+  await nc.flush();
+  const latencies: number[] = [];
+  for (let i = 0; i < warmup + n; i++) {
+    const got = new Promise<void>((resolve) => {
+      arrived = resolve;
+    });
+    const t0 = performance.now();
+    await bus.publish(event(i, agent));
+    await got;
+    if (i >= warmup) latencies.push(performance.now() - t0);
+  }
+  await nc.close();
+  return latencies;
+}
+
+/** Events stored per second through `bus.publish`, one at a time (each waits for its ack). */
+async function publishRate(bus: NatsDelegationBus, n: number): Promise<number> {
+  const t0 = performance.now();
+  for (let i = 0; i < n; i++) await bus.publish(event(100_000 + i, 'bench-rate'));
+  return (n * 1000) / (performance.now() - t0);
 }
 
 /** The same ping-pong with the raw NATS client: JetStream publish + durable pull consumer. */
@@ -395,11 +438,11 @@ async function apiThroughput(n: number, dir: string): Promise<BenchResult[]> {
     return 1000 / ms;
   };
   try {
-    await blast(500, (i) => send('POST', '/delegations', JSON.stringify(record('w', i))), 201);
+    await blast(500, (i) => send('POST', '/delegations', JSON.stringify(record('w', i))), 200);
     const post = await blast(
       n,
       (i) => send('POST', '/delegations', JSON.stringify(record('a', i))),
-      201,
+      200,
     );
     const get = await blast(
       n,
@@ -466,9 +509,49 @@ export async function runRecordsBench(options: RecordsBenchOptions = {}): Promis
           'baseline: raw @nats-io JetStream publish + pull consume of the same JSON; target p99 ≤ 2 ms',
         ),
       );
+      results.push(
+        ...latencyRows(
+          'events.contract',
+          `publish → a plain core-NATS subscriber of the agent's subject has the contract JSON, ${n} ping-pongs`,
+          await contractLatency(nats, n, warm),
+          ours,
+          "baseline: the same publish received through taskline's durable consumer",
+        ),
+      );
     } finally {
       await nats.deleteStream();
       await nats.close();
+    }
+    // What the contract's second publish costs: publish rate with and without it, interleaved.
+    const on = await NatsDelegationBus.connect({ servers: NATS_URL, prefix: `${prefix}_on` });
+    const off = await NatsDelegationBus.connect({
+      servers: NATS_URL,
+      prefix: `${prefix}_off`,
+      contract: false,
+    });
+    try {
+      const rounds = quick ? 3 : 7;
+      const per = quick ? 500 : 3_000;
+      const withContract: number[] = [];
+      const without: number[] = [];
+      for (let r = 0; r < rounds; r++) {
+        without.push(await publishRate(off, per));
+        withContract.push(await publishRate(on, per));
+      }
+      results.push({
+        name: 'events.contract.publish_rate',
+        metric: `events stored per second with the contract publish (JetStream + plain subject), ${rounds}×${per}`,
+        value: median(withContract),
+        unit: 'events/s',
+        baseline: Math.round(median(without)),
+        ratio: round3(median(withContract) / median(without)),
+        note: 'baseline: the same bus with contract: false (JetStream only); median of interleaved rounds',
+      });
+    } finally {
+      for (const b of [on, off]) {
+        await b.deleteStream();
+        await b.close();
+      }
     }
     results.push(...(await apiThroughput(quick ? 2_000 : 20_000, dir)));
   } finally {

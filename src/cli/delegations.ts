@@ -10,12 +10,16 @@ import type { DurableDelegationStore } from '../delegation/stores/change.js';
 
 const USAGE = `usage: taskline delegations serve [options]
 
-  Serves the delegation records API (HTTP + WebSocket /delegations/events).
+  Serves the delegation records API — the published wire contract (routes under
+  /delegations, NATS events on each agent's subject with --nats) — and a WebSocket of changes
+  (/delegations/events).
 
   --db FILE            SQLite database (default ./taskline-delegations.db)
   --postgres URL       use PostgreSQL instead of SQLite (for several API/worker processes)
   --nats URL           publish events on NATS JetStream instead of in-process
-  --prefix NAME        table prefix and NATS subject/stream prefix (default taskline)
+  --prefix NAME        table prefix and NATS JetStream subject/stream prefix (default taskline)
+  --contract-prefix P  publish the contract's events on P.<agent> instead of <agent>
+  --no-contract-events publish no contract events on NATS (JetStream only)
   --port N             port (default 8787; 0 picks a free one)
   --host ADDR          address to bind (default 127.0.0.1)
   --keys FILE          API keys JSON; default: the TASKLINE_API_KEYS environment variable
@@ -29,6 +33,8 @@ export interface ServeOptions {
   postgres?: string;
   nats?: string;
   prefix: string;
+  /** Contract events on `<contractPrefix>.<agent>` (default bare agent names); false: none. */
+  contract: false | { prefix?: string };
   port: number;
   host: string;
   keys: ApiKeys;
@@ -59,6 +65,8 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       postgres: { type: 'string' },
       nats: { type: 'string' },
       prefix: { type: 'string' },
+      'contract-prefix': { type: 'string' },
+      'no-contract-events': { type: 'boolean' },
       port: { type: 'string' },
       host: { type: 'string' },
       keys: { type: 'string' },
@@ -87,6 +95,11 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     ...(values.postgres !== undefined ? { postgres: values.postgres } : {}),
     ...(values.nats !== undefined ? { nats: values.nats } : {}),
     prefix: values.prefix ?? 'taskline',
+    contract: values['no-contract-events']
+      ? false
+      : values['contract-prefix'] !== undefined
+        ? { prefix: values['contract-prefix'] }
+        : {},
     port: positiveInt(values.port, 'port', 0) ?? 8787,
     host: values.host ?? '127.0.0.1',
     keys,
@@ -126,7 +139,11 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
   try {
     if (options.nats !== undefined) {
       const { NatsDelegationBus } = await import('../delegation/bus/nats.js');
-      bus = await NatsDelegationBus.connect({ servers: options.nats, prefix: options.prefix });
+      bus = await NatsDelegationBus.connect({
+        servers: options.nats,
+        prefix: options.prefix,
+        contract: options.contract,
+      });
     } else {
       bus = new InProcessDelegationBus();
     }

@@ -124,8 +124,11 @@ export interface BoundedClient {
     text: string,
     values?: unknown[],
   ): Promise<QueryResult<R>>;
-  /** Returns the connection to the pool (destroyed instead if a query timed out on it). */
-  release(): void;
+  /**
+   * Returns the connection to the pool; destroyed instead if a query timed out on it or
+   * `broken` is given (e.g. a failed ROLLBACK).
+   */
+  release(broken?: Error | boolean): void;
 }
 
 /**
@@ -199,8 +202,8 @@ export class PgGate {
           throw explainPgTimeout(error, what, timeouts);
         }
       },
-      release() {
-        client.release(broken ? true : undefined);
+      release(failed?: Error | boolean) {
+        client.release(broken ? true : failed || undefined);
       },
     };
   }

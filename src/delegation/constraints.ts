@@ -1,6 +1,6 @@
 import { type ZodType, z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { type DelegationRecord, FINAL_STATES } from './record.js';
+import { type DelegationRecord, FINAL_STATES, RESULT_STAGE, stageOf } from './record.js';
 
 /** Why an incoming result was refused. */
 export type ResultRejection =
@@ -65,22 +65,32 @@ export class ResultSchemaRegistry {
 export interface ResultSubmission {
   /** The agent submitting the result (must be the record's target). */
   sender: string;
-  /** The stage the result completes (default "execution"). */
+  /** The stage the result completes (default the contract's `delegation_result`). */
   stage?: string;
   result: unknown;
 }
 
+/** What a result is checked against besides its record. */
+export interface ResultCheckOptions {
+  /** Now, ms since the epoch. */
+  now: number;
+  schemas?: ResultSchemaRegistry;
+  /** Stages written with a deadline already past: that deadline is kept as written, not enforced. */
+  stale?: readonly string[];
+}
+
 /**
  * Checks an incoming result against its record: the sender must be the target, the stage must
- * exist and be neither finished nor past its deadline (by `now`, ms epoch), and the result must
- * match the delegation type's schema. Pure: the caller writes the result if `ok`.
+ * exist (the contract's `delegation_result` stage is created by its first result) and be neither
+ * finished nor past its deadline (by `now`, ms epoch), and the result must match the delegation
+ * type's schema. Pure: the caller writes the result if `ok`.
  */
 export function checkIncomingResult(
   record: DelegationRecord | undefined,
   submission: ResultSubmission,
-  options: { now: number; schemas?: ResultSchemaRegistry },
+  options: ResultCheckOptions,
 ): ResultCheck {
-  const stage = submission.stage ?? 'execution';
+  const stage = submission.stage ?? RESULT_STAGE;
   if (!record) return { ok: false, reason: 'not_found', message: 'The delegation does not exist.' };
   const id = record.delegation_id;
   if (submission.sender !== record.target_subject_id) {
@@ -90,33 +100,37 @@ export function checkIncomingResult(
       message: `Only the target (${record.target_subject_id}) may submit a result for delegation ${id}; ${submission.sender} is not it.`,
     };
   }
-  const status = record.status[stage];
-  if (!status) {
+  const status = stageOf(record, stage);
+  if (!status && stage !== RESULT_STAGE) {
     return {
       ok: false,
       reason: 'no_stage',
       message: `Delegation ${id} has no stage "${stage}"; its stages are ${Object.keys(record.status).join(', ') || 'none'}.`,
     };
   }
-  if (status.state === 'expired') {
+  if (status?.state === 'expired') {
     return {
       ok: false,
       reason: 'expired',
       message: `Delegation ${id} stage "${stage}" has expired.`,
     };
   }
-  if (FINAL_STATES.has(status.state)) {
+  if (status && FINAL_STATES.has(status.state)) {
     return {
       ok: false,
       reason: 'finished',
       message: `Delegation ${id} stage "${stage}" is already ${status.state}; a result can be submitted once.`,
     };
   }
-  if (status.deadline !== undefined && Date.parse(status.deadline) < options.now) {
+  if (
+    status?.deadline !== undefined &&
+    status.deadline * 1000 < options.now &&
+    !options.stale?.includes(stage)
+  ) {
     return {
       ok: false,
       reason: 'expired',
-      message: `Delegation ${id} stage "${stage}" passed its deadline (${status.deadline}).`,
+      message: `Delegation ${id} stage "${stage}" passed its deadline (${status.deadline}, ${new Date(status.deadline * 1000).toISOString()}).`,
     };
   }
   const valid = options.schemas
@@ -130,7 +144,7 @@ export function checkIncomingResult(
 export function assertIncomingResult(
   record: DelegationRecord | undefined,
   submission: ResultSubmission,
-  options: { now: number; schemas?: ResultSchemaRegistry },
+  options: ResultCheckOptions,
 ): unknown {
   const check = checkIncomingResult(record, submission, options);
   if (check.ok) return check.result;

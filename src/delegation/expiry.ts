@@ -1,7 +1,7 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError } from '../core/errors.js';
 import { errorMessage, logDelegation } from './bus/log.js';
-import { type DelegationRecord, type DelegationStore, FINAL_STATES } from './record.js';
+import { type DelegationRecord, type DelegationStore, FINAL_STATES, isFinished } from './record.js';
 
 /** One stage the checker marked expired. */
 export interface ExpiredStage {
@@ -25,9 +25,10 @@ export interface ExpiryOptions {
 }
 
 /**
- * Marks every open stage whose deadline has passed as `expired` (which, through the store's
- * outbox, tells the sender with a `delegation_result` event). A stage that finished in the
- * meantime is left alone. Returns what it expired.
+ * Marks every open stage whose deadline (epoch seconds) has passed as `expired` (which, through
+ * the store's outbox, tells the sender with a taskline `delegation_result` event; the contract's
+ * subjects only carry submitted results). A stage that finished in the meantime, or any stage of
+ * a record whose result was submitted, is left alone. Returns what it expired.
  */
 export async function expireOverdue(
   store: DelegationStore,
@@ -38,13 +39,23 @@ export async function expireOverdue(
   const out: ExpiredStage[] = [];
   const skipped = new Set<string>();
   for (;;) {
-    const now = new Date(clock.now()).toISOString();
-    const due = (await store.overdue(now, batch)).filter((r) => !skipped.has(r.delegation_id));
+    const now = clock.now();
+    const due = (await store.overdue(now, batch)).filter(
+      (r) => !skipped.has(r.record.delegation_id),
+    );
     if (due.length === 0) return out;
-    for (const record of due) {
+    for (const { record, stages } of due) {
       let progressed = false;
-      for (const [stage, s] of Object.entries(record.status)) {
-        if (FINAL_STATES.has(s.state) || s.deadline === undefined || s.deadline >= now) continue;
+      for (const stage of isFinished(record) ? [] : stages) {
+        const s = record.status[stage];
+        if (
+          !s ||
+          FINAL_STATES.has(s.state) ||
+          s.deadline === undefined ||
+          s.deadline * 1000 >= now
+        ) {
+          continue;
+        }
         try {
           const updated = await store.setStage(record.delegation_id, stage, { state: 'expired' });
           const expired = {

@@ -13,6 +13,7 @@ export {
 } from '../tools/delegation.js';
 export * from './api/auth.js';
 export * from './api/server.js';
+export * from './bus/contract.js';
 export * from './bus/in-process.js';
 export * from './bus/nats.js';
 export * from './bus/publisher.js';
@@ -78,7 +79,9 @@ export {
   voiceSpecialist,
 } from './subagent.js';
 export { DEFAULT_SUMMARY_CHARS, summarize } from './summary.js';
+export { type TaskToolOutput, taskToolOutput } from './tool-output.js';
 export * from './types.js';
+export { MAX_JSON_DEPTH, parseRecord } from './validate.js';
 export * from './worker.js';
 export {
   createWorkspace,

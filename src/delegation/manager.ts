@@ -18,7 +18,13 @@ import { runSpecialist } from './foreground.js';
 import { MemoryDelegationStore } from './memory-store.js';
 import type { DelegationStore } from './record.js';
 import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from './records.js';
-import { type HeadlessProgress, newProgress, partialOutput, runHeadless } from './runner.js';
+import {
+  type HeadlessProgress,
+  newProgress,
+  partialOutput,
+  runHeadless,
+  SUBMIT_RESULT_TOOL,
+} from './runner.js';
 import {
   type AnySubAgent,
   GENERAL_PURPOSE,
@@ -29,6 +35,7 @@ import {
   type VoiceSpecialistSpec,
 } from './subagent.js';
 import { DEFAULT_SUMMARY_CHARS, summarize } from './summary.js';
+import { checkToolArgs, taskToolOutput } from './tool-output.js';
 import {
   type DelegationHost,
   type FinalTaskStatus,
@@ -59,8 +66,6 @@ export const DEFAULT_TASK_TIMEOUT_MS = 120_000;
 export const DEFAULT_MAX_TURNS = 20;
 /** Default window in which completions are gathered into one spoken reply. */
 export const DEFAULT_COALESCE_MS = 250;
-/** Output up to this many characters is handed to the model whole when a task answers inline. */
-const INLINE_OUTPUT_CHARS = 2_000;
 
 /** Options for {@link TaskManager}. */
 export interface TaskManagerOptions {
@@ -168,6 +173,8 @@ interface TaskState {
   settled: boolean;
   /** Nested tasks this task's sub-agent started. */
   children: number;
+  /** Where this run's items start in its conversation (for the tools it called). */
+  callsFrom: number;
 }
 
 interface CreateRequest {
@@ -213,6 +220,16 @@ function seconds(ms: number): string {
 function workspaceOf(conversation: Conversation, clock: Clock): Workspace {
   conversation.workspace ??= createWorkspace(clock);
   return conversation.workspace;
+}
+
+/** Names of the tools a task's sub-agent called in this run (its conversation since it began). */
+function functionCallsOf(task: TaskState): string[] {
+  const items = task.conversation?.chatCtx.items ?? [];
+  const out: string[] = [];
+  for (const item of items.slice(task.callsFrom)) {
+    if (item.type === 'function_call' && item.name !== SUBMIT_RESULT_TOOL) out.push(item.name);
+  }
+  return out;
 }
 
 function randomNamespace(): string {
@@ -524,6 +541,37 @@ export class TaskManager implements DelegationHost {
     while (this.#writes.size > 0) await Promise.allSettled([...this.#writes]);
   }
 
+  /** True while any task is queued or running. */
+  hasRunning(): boolean {
+    for (const task of this.#tasks.values()) if (!isFinalStatus(task.snap.status)) return true;
+    return false;
+  }
+
+  /**
+   * Resolves true once no task is queued or running (tasks started meanwhile included), false
+   * when `timeoutMs` passes first on the clock (default: the longest task timeout, which bounds
+   * every task running now) or `signal` aborts. Never waits unbounded.
+   */
+  async waitAllDone(options: { timeoutMs?: number; signal?: AbortSignal } = {}): Promise<boolean> {
+    const limit = new AbortController();
+    const longest = Math.max(
+      this.#timeoutMs,
+      ...[...this.#types.values()].map((t) => t.timeoutMs ?? 0),
+    );
+    const timer = this.#clock.setTimer(options.timeoutMs ?? longest, () => limit.abort());
+    const signals = options.signal ? [limit.signal, options.signal] : [limit.signal];
+    try {
+      for (;;) {
+        const open = [...this.#tasks.values()].filter((t) => !isFinalStatus(t.snap.status));
+        if (open.length === 0) return true;
+        if (signals.some((s) => s.aborted)) return false;
+        await this.#promiseOr(Promise.allSettled(open.map((t) => t.done)), signals);
+      }
+    } finally {
+      timer.cancel();
+    }
+  }
+
   // ------------------------------------------------------------------ DelegationHost (tools)
 
   /** The sub-agent types offered at `depth` (voice specialists only to the voice agent). */
@@ -597,12 +645,18 @@ export class TaskManager implements DelegationHost {
   // ------------------------------------------------------------------ the task tool, voice level
 
   async #toolBody(
-    args: TaskToolArgs,
+    raw: TaskToolArgs,
     ctx: voice.RunContext<unknown>,
     signal: AbortSignal,
   ): Promise<unknown> {
-    const spec = this.#types.get(args.subagent_type);
+    const spec = this.#types.get(raw.subagent_type);
     const voiceTask = spec !== undefined && isVoiceSpecialist(spec);
+    const { args, reminders } = checkToolArgs(raw, {
+      modelOverride: this.modelOverride,
+      background: !voiceTask,
+    });
+    const remind = (text: string) =>
+      reminders.length > 0 ? `${text} ${reminders.join(' ')}` : text;
     const mode: TaskMode = voiceTask
       ? 'foreground'
       : args.run_in_background === true
@@ -635,7 +689,7 @@ export class TaskManager implements DelegationHost {
     try {
       if (voiceTask) {
         // The specialist needs the floor: release the turn, then it runs in the foreground.
-        await ctx.update(this.#handoverText(task));
+        await ctx.update(remind(this.#handoverText(task)));
         this.#markReleased(task);
       } else if (mode !== 'background') {
         const window = mode === 'auto' ? this.#inlineWindowMs : this.#foregroundCapMs;
@@ -646,12 +700,12 @@ export class TaskManager implements DelegationHost {
             task.snap.delivery = 'inline';
             this.#emit(() => ({ type: 'delivered', task: this.#snapshot(task), via: 'inline' }));
           }
-          return this.#inlineText(task);
+          return taskToolOutput(this.#snapshot(task), reminders);
         }
-        await ctx.update(this.#releaseText(task));
+        await ctx.update(remind(this.#releaseText(task)));
         this.#markReleased(task);
       } else {
-        await ctx.update(this.#releaseText(task));
+        await ctx.update(remind(this.#releaseText(task)));
         this.#markReleased(task);
       }
 
@@ -670,7 +724,7 @@ export class TaskManager implements DelegationHost {
       ) {
         // Upstream turns this final value into a deferred reply to the current agent.
         channel.expectFinal(ctx.functionCall.callId, this.#entry(task));
-        return this.#deliveryText(task);
+        return taskToolOutput(this.#snapshot(task));
       }
       return undefined;
     } finally {
@@ -758,10 +812,14 @@ export class TaskManager implements DelegationHost {
   // ------------------------------------------------------------------ nested tasks
 
   async #runNested(
-    args: TaskToolArgs,
+    raw: TaskToolArgs,
     depth: number,
     parentId: string | undefined,
-  ): Promise<string> {
+  ): Promise<unknown> {
+    const { args, reminders } = checkToolArgs(raw, {
+      modelOverride: this.modelOverride,
+      background: false,
+    });
     let task: TaskState;
     try {
       task = this.#create({
@@ -780,7 +838,7 @@ export class TaskManager implements DelegationHost {
       throw toToolError(err);
     }
     await task.done;
-    return this.#inlineText(task);
+    return taskToolOutput(this.#snapshot(task), reminders);
   }
 
   // ------------------------------------------------------------------ creating and running
@@ -938,6 +996,7 @@ export class TaskManager implements DelegationHost {
       finishing: false,
       settled: false,
       children: 0,
+      callsFrom: conversation?.chatCtx.items.length ?? 0,
     };
     if (voiceTask && origin) {
       const specialist = spec as VoiceSpecialistSpec<unknown>;
@@ -1169,6 +1228,7 @@ export class TaskManager implements DelegationHost {
       partial: payload.partial ?? false,
       files: [],
       turns: payload.turns,
+      functionCalls: functionCallsOf(task),
     };
     task.snap.result = result;
     // Free the slot before anything async, so a queued task starts at once.
@@ -1288,27 +1348,6 @@ export class TaskManager implements DelegationHost {
       line += '. Its result will be given to you automatically; no need to check again.';
     }
     return line;
-  }
-
-  /** What the model gets back when the task call itself returns the result. */
-  #inlineText(task: TaskState): string {
-    const r = task.snap.result;
-    if (!r) return `${this.#title(task)} is ${task.snap.status}.`;
-    const where = r.resultPath
-      ? ` (full ${r.partial ? 'partial output' : 'result'}: ${r.resultPath})`
-      : '';
-    switch (r.status) {
-      case 'done':
-        return r.output.length <= INLINE_OUTPUT_CHARS
-          ? `${this.#title(task)} is done.\n${r.output}${where ? `\n${where.trim()}` : ''}`
-          : `${this.#title(task)} is done: ${r.summary}${where}`;
-      case 'failed':
-        return `${this.#title(task)} failed: ${r.error?.message ?? r.summary}. Tell the caller briefly and carry on.`;
-      case 'timeout':
-        return `${this.#title(task)} timed out. ${r.output ? `Partial result: ${r.summary}` : 'It produced nothing yet.'}${where}`;
-      case 'cancelled':
-        return `${this.#title(task)} was cancelled: ${r.error?.message ?? 'no reason given'}.`;
-    }
   }
 
   /** What the model is told when a result is spoken later (short; the file has the rest). */

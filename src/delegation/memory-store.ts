@@ -8,18 +8,25 @@ import { TasklineError } from '../core/errors.js';
 import type {
   DelegationFilter,
   DelegationPage,
+  DelegationPatch,
   DelegationRecord,
-  DelegationState,
   DelegationStore,
+  OverdueRecord,
+  StageStatus,
+  StageUpdate,
 } from './record.js';
 import {
   applyPatch,
   applyStage,
+  deadlineWritten,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
   openDeadline,
+  overdueBound,
   pageLimit,
+  staleStages,
 } from './stores/common.js';
 import { decodeCursor, encodeCursor, matchFilter, parseDelegationFilter } from './stores/filter.js';
 
@@ -60,6 +67,8 @@ function deepFreeze<T>(value: T): T {
  */
 export class MemoryDelegationStore implements DelegationStore {
   readonly #records = new Map<string, DelegationRecord>();
+  /** Stages written with a deadline already past, by record (never expired). */
+  readonly #stale = new Map<string, string[]>();
   readonly #now: () => number;
   #sorted: string[] | undefined;
   #closed = false;
@@ -96,8 +105,9 @@ export class MemoryDelegationStore implements DelegationStore {
     if (this.#records.has(parsed.delegation_id)) throw existsError(parsed.delegation_id);
     // The schema gives fresh containers, but sub_task_data and stage results may still hold
     // the caller's objects: keep private copies of those.
-    const status: DelegationRecord['status'] = {};
-    for (const [stage, st] of Object.entries(parsed.status)) {
+    const status = parsed.status;
+    for (const stage of Object.keys(status)) {
+      const st: StageStatus = status[stage]!;
       status[stage] =
         st.delegation_result === undefined
           ? st
@@ -109,6 +119,7 @@ export class MemoryDelegationStore implements DelegationStore {
       sub_task_data: copy(parsed.sub_task_data, 'sub_task_data'),
     });
     this.#records.set(stored.delegation_id, stored);
+    this.#stale.set(stored.delegation_id, staleStages(stored, 'all', this.#now()));
     this.#sorted = undefined;
     return stored;
   }
@@ -118,33 +129,30 @@ export class MemoryDelegationStore implements DelegationStore {
     return this.#records.get(id);
   }
 
-  async setStage(
-    id: string,
-    stage: string,
-    update: { state: DelegationState; deadline?: string; delegation_result?: unknown },
-  ): Promise<DelegationRecord> {
+  async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     this.#open();
     const own =
       update.delegation_result === undefined
         ? update
         : { ...update, delegation_result: copy(update.delegation_result, 'delegation_result') };
-    const { record } = applyStage(this.#must(id), stage, own, new Date(this.#now()).toISOString());
+    const now = this.#now();
+    const { record } = applyStage(this.#must(id), stage, own, now);
     const stored = deepFreeze(record);
     this.#records.set(id, stored);
+    this.#stale.set(
+      id,
+      staleStages(stored, deadlineWritten(stage, update), now, this.#stale.get(id)),
+    );
     return stored;
   }
 
-  async update(
-    id: string,
-    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
-  ): Promise<DelegationRecord> {
+  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
     this.#open();
     const record = applyPatch(this.#must(id), patch);
-    const stored = deepFreeze(
-      patch.sub_task_data === undefined
-        ? record
-        : { ...record, sub_task_data: copy(record.sub_task_data, 'sub_task_data') },
-    );
+    const stored = deepFreeze({
+      ...record,
+      sub_task_data: copy(record.sub_task_data, 'sub_task_data'),
+    });
     this.#records.set(id, stored);
     return stored;
   }
@@ -152,6 +160,7 @@ export class MemoryDelegationStore implements DelegationStore {
   async delete(id: string): Promise<boolean> {
     this.#open();
     const deleted = this.#records.delete(id);
+    this.#stale.delete(id);
     if (deleted) this.#sorted = undefined;
     return deleted;
   }
@@ -180,13 +189,17 @@ export class MemoryDelegationStore implements DelegationStore {
     return more && last ? { items, next: encodeCursor(last.delegation_id) } : { items };
   }
 
-  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
     this.#open();
-    const out: DelegationRecord[] = [];
+    const bound = overdueBound(nowMs);
+    const out: OverdueRecord[] = [];
     for (const id of this.#ids()) {
       const record = this.#records.get(id);
-      const deadline = record ? openDeadline(record) : null;
-      if (record && deadline !== null && deadline < now) out.push(record);
+      const stale = this.#stale.get(id) ?? [];
+      const deadline = record ? openDeadline(record, stale) : null;
+      if (record && deadline !== null && deadline <= bound) {
+        out.push({ record, stages: dueStages(record, stale, nowMs) });
+      }
       if (out.length >= limit) break;
     }
     return out;

@@ -1,3 +1,10 @@
+/**
+ * The delegation record as the published wire contract defines it: field names, integer
+ * epoch-second times, and a status map from stage name to `{ state, time, deadline?,
+ * delegation_result? }`. Everything taskline adds (versions, outbox, incarnations) lives beside
+ * the record, never in it, so a record read from any store is exactly what a contract client
+ * sends and expects.
+ */
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
 
@@ -21,16 +28,25 @@ export const FINAL_STATES: ReadonlySet<DelegationState> = new Set([
   'cancelled',
 ]);
 
-const NEXT: Record<DelegationState, readonly DelegationState[]> = {
-  pending: ['in_progress', 'done', 'failed', 'expired', 'cancelled'],
-  in_progress: ['done', 'failed', 'expired', 'cancelled'],
+/**
+ * The status key the contract's `submit_result` route writes (`status.delegation_result`): a
+ * record whose result stage is final is finished, whatever its other stages say.
+ */
+export const RESULT_STAGE = 'delegation_result';
+
+const NEXT: Readonly<Record<DelegationState, readonly DelegationState[]>> = {
+  pending: ['pending', 'in_progress', 'done', 'failed', 'expired', 'cancelled'],
+  in_progress: ['in_progress', 'done', 'failed', 'expired', 'cancelled'],
   done: [],
   failed: [],
   expired: [],
   cancelled: [],
 };
 
-/** True when a stage may move from `from` to `to`. */
+/**
+ * True when a stage may move from `from` to `to`: forward, or to the same open state again
+ * (a new time or deadline for a stage still pending or in progress).
+ */
 export function canMove(from: DelegationState, to: DelegationState): boolean {
   return NEXT[from].includes(to);
 }
@@ -52,47 +68,68 @@ export function assertMove(
 }
 
 /** One stage's status: its state, when it got there, its deadline and its result. */
-export const StageStatus = z.object({
-  state: DelegationState,
-  /** ISO-8601 time of the last state change. */
-  time: z.string(),
-  /** ISO-8601 deadline; an expiry checker marks the stage `expired` after it. */
-  deadline: z.string().optional(),
-  delegation_result: z.unknown().optional(),
-});
-/** One stage's status. */
-export type StageStatus = z.infer<typeof StageStatus>;
+export interface StageStatus {
+  state: DelegationState;
+  /** When the stage got its state, integer seconds since the epoch. */
+  time: number;
+  /** Integer seconds since the epoch; an expiry checker marks the stage `expired` after it. */
+  deadline?: number;
+  /** The result: a string in the contract; any JSON value is a taskline addition. */
+  delegation_result?: unknown;
+}
 
 /**
- * A durable delegation: who asked whom to do what, and where every stage stands. Field
- * names are the wire format of the HTTP API and the event bus.
+ * Status by stage name. At runtime a null-prototype object, so any stage name — including
+ * `__proto__`, `constructor` or `toString` — is an ordinary key; read it with {@link stageOf}.
  */
-export const DelegationRecord = z.object({
-  delegation_id: z.string().min(1).max(200),
-  task_id: z.string().min(1).max(200),
-  sub_task_id: z.string().min(1).max(200),
-  workflow_level: z.number().int().min(0).max(100),
-  delegation_type: z.string().min(1).max(100),
-  sender_subject_id: z.string().min(1).max(200),
-  target_subject_id: z.string().min(1).max(200),
-  /** Status by stage name (e.g. "execution"). */
-  status: z.record(z.string().min(1).max(100), StageStatus),
-  sub_task_data: z.record(z.string(), z.unknown()).default({}),
-});
-/** A durable delegation record. */
-export type DelegationRecord = z.infer<typeof DelegationRecord>;
+export type StatusMap = Record<string, StageStatus>;
 
-/** Equality, `$in`, `$gt`/`$lt` on times, `$and`/`$or`: the only query operators accepted. */
-export type DelegationFilter =
-  | { $and: DelegationFilter[] }
-  | { $or: DelegationFilter[] }
-  | {
-      [field: string]:
-        | string
-        | number
-        | { $in: Array<string | number> }
-        | { $gt?: string; $lt?: string };
-    };
+/** A durable delegation: who asked whom to do what, and where every stage stands. */
+export interface DelegationRecord {
+  delegation_id: string;
+  task_id: string;
+  sub_task_id: string;
+  workflow_level: number;
+  /** The kind of delegation, e.g. "manual" or "system". */
+  delegation_type: string;
+  /** The agent (or pool of workers) that does the work. */
+  target_subject_id: string;
+  /** The agent that asked for it. */
+  sender_subject_id: string;
+  status: StatusMap;
+  /** Anything the target needs to do the work (a JSON object). */
+  sub_task_data: Record<string, unknown>;
+}
+
+/** The stage called `name`, if the record has one (own keys only, never the prototype). */
+export function stageOf(
+  record: Pick<DelegationRecord, 'status'>,
+  name: string,
+): StageStatus | undefined {
+  return Object.hasOwn(record.status, name) ? record.status[name] : undefined;
+}
+
+/** True once the record's result stage ({@link RESULT_STAGE}) is final. */
+export function isFinished(record: Pick<DelegationRecord, 'status'>): boolean {
+  const result = stageOf(record, RESULT_STAGE);
+  return result !== undefined && FINAL_STATES.has(result.state);
+}
+
+/** Integer epoch seconds for a clock time in ms (rounded down: "when it happened"). */
+export function epochSeconds(ms: number): number {
+  return Math.floor(ms / 1000);
+}
+
+/** Integer epoch seconds for a deadline in ms (rounded up, so nothing expires early). */
+export function deadlineSeconds(ms: number): number {
+  return Math.ceil(ms / 1000);
+}
+
+/**
+ * A Mongo-style filter: `{"target_subject_id":"agentB"}`, `{"workflow_level":{"$gte":1}}`,
+ * `{"sub_task_data.key":"value"}`, `{"$or":[…]}`. Validated by the stores against an allow-list.
+ */
+export type DelegationFilter = Record<string, unknown>;
 
 /** A page of query results. */
 export interface DelegationPage {
@@ -101,32 +138,68 @@ export interface DelegationPage {
   next?: string;
 }
 
+/** A record with stages past their deadline, as `overdue()` finds it. */
+export interface OverdueRecord {
+  record: DelegationRecord;
+  /** The open stages whose deadline has passed. */
+  stages: string[];
+}
+
+/** The update `setStage` takes. */
+export interface StageUpdate {
+  state: DelegationState;
+  /** Integer epoch seconds; default: now on the store's clock. */
+  time?: number;
+  /** Integer epoch seconds; kept from before when absent. */
+  deadline?: number;
+  delegation_result?: unknown;
+  /**
+   * Only move if the stage is in this state now (a missing stage counts as `pending`); otherwise
+   * `invalid_state` with reason `changed`. Lets a worker claim a stage atomically.
+   */
+  expect?: DelegationState;
+}
+
+/**
+ * The fields `update()` may change: any record field but the id and the status map (stages
+ * move through `setStage`). Keys `sub_task_data.<path>` set one nested value, as Mongo's `$set`.
+ */
+export type DelegationPatch = Partial<
+  Pick<
+    DelegationRecord,
+    | 'task_id'
+    | 'sub_task_id'
+    | 'workflow_level'
+    | 'delegation_type'
+    | 'target_subject_id'
+    | 'sender_subject_id'
+    | 'sub_task_data'
+  >
+> &
+  Record<string, unknown>;
+
 /**
  * Where delegation records live. In-memory for a single process; SQLite (embedded
  * default) and Postgres for durability. Every write is atomic per record, and a record
  * and its outbox event are written in one transaction where the store supports it.
  */
 export interface DelegationStore {
-  /** Inserts a new record; `exists` error (TasklineError invalid_state) on a duplicate id. */
+  /** Inserts a new record; `invalid_state` (reason `exists`) on a duplicate id. */
   create(record: DelegationRecord): Promise<DelegationRecord>;
   get(id: string): Promise<DelegationRecord | undefined>;
-  /** Moves one stage forward (illegal moves throw); returns the updated record. */
-  setStage(
-    id: string,
-    stage: string,
-    update: { state: DelegationState; deadline?: string; delegation_result?: unknown },
-  ): Promise<DelegationRecord>;
-  /** Replaces the mutable fields (sub_task_data, target) of a record. */
-  update(
-    id: string,
-    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
-  ): Promise<DelegationRecord>;
+  /** Moves one stage forward, creating it if new (illegal moves throw); returns the record. */
+  setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord>;
+  /** Changes record fields (see {@link DelegationPatch}); returns the updated record. */
+  update(id: string, patch: DelegationPatch): Promise<DelegationRecord>;
   delete(id: string): Promise<boolean>;
   query(
     filter: DelegationFilter,
     page?: { limit?: number; cursor?: string },
   ): Promise<DelegationPage>;
-  /** Records with a non-final stage whose deadline is before `now` (ISO). */
-  overdue(now: string, limit?: number): Promise<DelegationRecord[]>;
+  /**
+   * Unfinished records with an open stage whose deadline passed before `nowMs`, each with the
+   * stages that are due (a stage written with a deadline already past is never due).
+   */
+  overdue(nowMs: number, limit?: number): Promise<OverdueRecord[]>;
   close(): Promise<void>;
 }

@@ -3,8 +3,15 @@
  * progress in the `execution` stage. Kept apart from the manager so a durable store or a
  * worker process reads the same shape.
  */
-import type { DelegationRecord, DelegationState } from './record.js';
+import {
+  type DelegationRecord,
+  type DelegationState,
+  deadlineSeconds,
+  epochSeconds,
+  type StageStatus,
+} from './record.js';
 import type { TaskSnapshot, TaskStatus } from './types.js';
+import { dict } from './validate.js';
 
 /** The stage a task's progress is recorded under. */
 export const EXECUTION_STAGE = 'execution';
@@ -56,29 +63,34 @@ export function initialRecord(task: TaskSnapshot, parties: RecordParties): Deleg
     delegation_type: parties.type,
     sender_subject_id: parties.sender,
     target_subject_id: task.subagentType,
-    status: {
+    status: Object.assign(dict<StageStatus>(), {
       [EXECUTION_STAGE]: {
         state: recordState(task.status),
-        time: new Date(task.startedAt ?? task.createdAt).toISOString(),
-        deadline: new Date(task.deadline).toISOString(),
+        time: epochSeconds(task.startedAt ?? task.createdAt),
+        deadline: deadlineSeconds(task.deadline),
       },
-    },
+    }),
     sub_task_data: data,
   };
 }
 
-/** The `delegation_result` stored with a finished task. */
-export function recordResult(task: TaskSnapshot): Record<string, unknown> | undefined {
+/** Longest `delegation_result` a task stores (the full output is in its result file). */
+const MAX_RESULT_CHARS = 4000;
+
+/**
+ * The `delegation_result` stored with a finished task: a string, as the contract has it — the
+ * output (a structured value as JSON) when it is done, else the reason it is not, with any
+ * partial output after it.
+ */
+export function recordResult(task: TaskSnapshot): string | undefined {
   const result = task.result;
   if (!result) return undefined;
-  const out: Record<string, unknown> = {
-    status: result.status,
-    summary: result.summary,
-    partial: result.partial,
-    turns: result.turns,
-  };
-  if (result.resultPath) out.result_path = result.resultPath;
-  if (result.error) out.error = result.error;
-  if (result.value !== undefined) out.value = result.value;
-  return out;
+  let text: string;
+  if (result.status === 'done') {
+    text = result.value !== undefined ? JSON.stringify(result.value) : result.output;
+  } else {
+    const reason = result.error ? `${result.error.code}: ${result.error.message}` : result.status;
+    text = result.output ? `${reason}\n\nPartial output:\n${result.output}` : reason;
+  }
+  return text.length > MAX_RESULT_CHARS ? `${text.slice(0, MAX_RESULT_CHARS - 1)}…` : text;
 }

@@ -39,7 +39,9 @@ export function remoteSubAgent(options: RemoteSubAgentOptions): SubAgentSpec<unk
       });
       const result = await options.sender.awaitResult(record.delegation_id, { signal });
       if (result.state !== 'done') {
-        const detail = (result.result as { error?: unknown } | undefined)?.error;
+        const raw = result.result;
+        const detail =
+          typeof raw === 'string' ? raw : (raw as { error?: unknown } | undefined)?.error;
         throw new TasklineError(
           result.state === 'expired' ? 'timeout' : 'invalid_state',
           `${options.target} ${result.state} the delegation${detail ? `: ${String(detail)}` : ''}.`,

@@ -3,11 +3,19 @@ import { type Clock, systemClock } from '../core/clock.js';
 import { errorMessage, logDelegation } from './bus/log.js';
 import type { SelectionMessage } from './bus/signals.js';
 import type { BusSubscription, DelegationBus } from './bus/types.js';
+import { type DelegationRecord, deadlineSeconds } from './record.js';
 
 /** The sub-task a target is being chosen for. */
 export interface SelectionTask {
   delegation_type: string;
   sub_task_data: Record<string, unknown>;
+}
+
+/** The part of a delegation record a selection method looks at. */
+export function selectionTaskOf(
+  record: Pick<DelegationRecord, 'delegation_type' | 'sub_task_data'>,
+): SelectionTask {
+  return { delegation_type: record.delegation_type, sub_task_data: record.sub_task_data };
 }
 
 /** An agent that may take sub-tasks, and the delegation types it can handle. */
@@ -175,7 +183,7 @@ async function collect(
   ctx: SelectionContext,
   agents: readonly string[],
   windowMs: number,
-  build: (round: string, deadline: string) => SelectionMessage,
+  build: (round: string, deadline: number) => SelectionMessage,
   kind: 'bid' | 'vote',
 ): Promise<SelectionMessage[]> {
   const clock = ctx.clock ?? systemClock;
@@ -194,7 +202,7 @@ async function collect(
   });
   const timer = clock.setTimer(windowMs, finish);
   try {
-    const deadline = new Date(clock.now() + windowMs).toISOString();
+    const deadline = deadlineSeconds(clock.now() + windowMs);
     const request = build(round, deadline);
     await Promise.all(agents.map((a) => ctx.bus.signal(a, request)));
     if (agents.length === 0) finish();

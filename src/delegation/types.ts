@@ -41,6 +41,8 @@ export interface TaskResult<V = unknown> {
   files: string[];
   /** Model turns the sub-agent used. */
   turns: number;
+  /** Names of the tools the sub-agent called, in order. */
+  functionCalls: string[];
 }
 
 /** How (and whether) a task's completion reached the voice agent. */

@@ -10,9 +10,16 @@ import {
 } from './bus/publisher.js';
 import type { BusSubscription, DelegationBus } from './bus/types.js';
 import { checkIncomingResult, type ResultSchemaRegistry } from './constraints.js';
-import { type DelegationRecord, type DelegationStore, FINAL_STATES } from './record.js';
+import {
+  type DelegationRecord,
+  type DelegationStore,
+  FINAL_STATES,
+  isFinished,
+  RESULT_STAGE,
+  stageOf,
+} from './record.js';
 import { answerSelection, type SelectionAnswers } from './select.js';
-import { hasOutbox } from './stores/change.js';
+import { hasOutbox, loadWithStale } from './stores/change.js';
 
 /** One delegated sub-task handed to a worker's handler. */
 export interface DelegatedTask {
@@ -37,7 +44,10 @@ export interface ServeDelegationsOptions extends SelectionAnswers {
   bus: DelegationBus;
   store: DelegationStore;
   handler: DelegationTaskHandler;
-  /** Stage to execute (default "execution"; a record without it runs its only open stage). */
+  /**
+   * Stage to execute (default "execution"; a record without it runs its only open stage, and a
+   * record with none reports in the contract's `delegation_result` stage).
+   */
   stage?: string;
   /** Sub-tasks run at once (default 4). */
   concurrency?: number;
@@ -59,10 +69,16 @@ export interface DelegationWorker {
 
 /**
  * Executes delegated sub-tasks for `agentId`: takes `delegation_task` events from its work
- * inbox, moves the stage to `in_progress`, runs `handler`, checks the result (sender is the
- * target, stage still open and on time, schema) and stores it as `done` — or `failed` with
- * `{ error }` — which the outbox turns into a `delegation_result` for the sender. The event is
- * acknowledged only after the result is stored, so a crash means a redelivery, not a loss.
+ * queue, claims the stage (`pending` → `in_progress`, atomically), runs `handler`, checks the
+ * result (sender is the target, stage still open and on time, schema) and stores it as `done` —
+ * or `failed` with the error message — which the outbox turns into a `delegation_result` for
+ * the sender. A record with no stage (as a contract client creates it) is reported in the
+ * contract's `delegation_result` stage. The event is acknowledged only after the result is
+ * stored, so a crash means a redelivery, not a loss.
+ *
+ * Pools: any number of workers may serve one agent id, in one process or many. Each job goes
+ * to one of them (a shared work queue on NATS, round robin in process) and runs once; a job
+ * whose worker died is redelivered to another. Cancels reach whichever worker runs the job.
  */
 export async function serveDelegations(
   options: ServeDelegationsOptions,
@@ -77,9 +93,12 @@ export async function serveDelegations(
 
   const pickStage = (record: DelegationRecord): string | undefined => {
     const wanted = options.stage ?? 'execution';
-    if (record.status[wanted]) return wanted;
-    const open = Object.entries(record.status).filter(([, s]) => !FINAL_STATES.has(s.state));
-    return open.length === 1 ? open[0]![0] : undefined;
+    if (stageOf(record, wanted)) return wanted;
+    const names = Object.keys(record.status);
+    const open = names.filter((n) => !FINAL_STATES.has(record.status[n]!.state));
+    if (open.length === 1) return open[0];
+    // No open stage to run (a contract client creates none): report in the result stage.
+    return open.length === 0 && !isFinished(record) ? RESULT_STAGE : undefined;
   };
 
   const quietly = async (fn: () => Promise<unknown>) => {
@@ -94,22 +113,24 @@ export async function serveDelegations(
   const execute = async (event: DelegationEvent, attempt: number) => {
     const id = event.delegation_id;
     if (running.has(id)) return;
-    const initial = await store.get(id);
-    if (!initial || initial.target_subject_id !== agentId) return;
+    const loaded = await loadWithStale(store, id);
+    const initial = loaded?.record;
+    if (!loaded || !initial || initial.target_subject_id !== agentId) return;
     const stage = pickStage(initial);
     if (stage === undefined) {
       logDelegation('warn', 'delegation has no stage this worker can run', { id, agentId });
       return;
     }
-    const status = initial.status[stage]!;
-    if (FINAL_STATES.has(status.state)) return;
+    const status = stageOf(initial, stage);
+    if (status && FINAL_STATES.has(status.state)) return;
     const controller = new AbortController();
     running.set(id, controller);
     let deadlineTimer: TimerHandle | undefined;
     await slots.acquire();
     try {
-      if (status.deadline !== undefined) {
-        const left = Date.parse(status.deadline) - clock.now();
+      // A deadline already past when it was written is kept as written, not enforced.
+      if (status?.deadline !== undefined && !loaded.stale.includes(stage)) {
+        const left = status.deadline * 1000 - clock.now();
         if (left <= 0) {
           await quietly(() => store.setStage(id, stage, { state: 'expired' }));
           return;
@@ -120,14 +141,17 @@ export async function serveDelegations(
         });
       }
       let record = initial;
-      if (status.state === 'pending') {
+      if (status === undefined || status.state === 'pending') {
+        // The claim: only one worker moves the stage out of pending. A stage already in
+        // progress is run again only by whoever gets its job next (the previous holder died).
         try {
-          record = await store.setStage(id, stage, { state: 'in_progress' });
+          record = await store.setStage(id, stage, { state: 'in_progress', expect: 'pending' });
         } catch (error) {
-          if (!isTasklineError(error, 'invalid_state')) throw error;
-          const now = await store.get(id);
-          if (!now || FINAL_STATES.has(now.status[stage]?.state ?? 'done')) return;
-          record = now;
+          if (isTasklineError(error, 'invalid_state') || isTasklineError(error, 'not_found')) {
+            logDelegation('info', 'delegation claimed elsewhere; skipped', { id, agentId });
+            return;
+          }
+          throw error;
         }
       }
       let result: unknown;
@@ -152,10 +176,7 @@ export async function serveDelegations(
       }
       if (failed) {
         await quietly(() =>
-          store.setStage(id, stage, {
-            state: 'failed',
-            delegation_result: { error: errorMessage(failure) },
-          }),
+          store.setStage(id, stage, { state: 'failed', delegation_result: errorMessage(failure) }),
         );
         return;
       }
@@ -163,7 +184,11 @@ export async function serveDelegations(
       const check = checkIncomingResult(
         latest,
         { sender: agentId, stage, result: result === undefined ? null : result },
-        { now: clock.now(), ...(options.schemas ? { schemas: options.schemas } : {}) },
+        {
+          now: clock.now(),
+          stale: loaded.stale,
+          ...(options.schemas ? { schemas: options.schemas } : {}),
+        },
       );
       if (check.ok) {
         await quietly(() =>
@@ -173,7 +198,7 @@ export async function serveDelegations(
         await quietly(() =>
           store.setStage(id, stage, {
             state: 'failed',
-            delegation_result: { error: 'invalid_result', message: check.message },
+            delegation_result: `invalid_result: ${check.message}`,
           }),
         );
       } else {
@@ -186,16 +211,22 @@ export async function serveDelegations(
     }
   };
 
+  const cancel = (event: DelegationEvent) => {
+    if (event.event !== 'delegation_cancel') return;
+    running
+      .get(event.delegation_id)
+      ?.abort(new TasklineError('cancelled', `Delegation ${event.delegation_id} was cancelled.`));
+  };
+  // A cancel is queued like work, so in a pool it may reach another worker than the one running
+  // the job: every worker also watches the agent's events and stops what it runs itself.
+  const watching = await bus.watch(cancel, { to: agentId });
+
   const subscription: BusSubscription = await bus.subscribe(
     agentId,
     'work',
     async (event, info) => {
       if (event.event === 'delegation_cancel') {
-        running
-          .get(event.delegation_id)
-          ?.abort(
-            new TasklineError('cancelled', `Delegation ${event.delegation_id} was cancelled.`),
-          );
+        cancel(event);
         return;
       }
       if (event.event !== 'delegation_task') return;
@@ -238,6 +269,7 @@ export async function serveDelegations(
         }
       }
       await selection?.close();
+      await watching.close();
       await subscription.close();
       await Promise.allSettled([...jobs]);
       await publisher?.drain().catch(() => 0);

@@ -45,6 +45,21 @@ const taskId = z
     'To follow up on an earlier task, its id (e.g. "t2"): the same sub-agent continues with its memory and files.',
   );
 
+/**
+ * `model` is part of the task tool's contract. When the host does not let the model choose, the
+ * parameter stays (a model that passes it anyway is told so in the result, not silently ignored).
+ */
+function modelParam(allowed: boolean) {
+  return z
+    .string()
+    .nullish()
+    .describe(
+      allowed
+        ? 'Run the sub-agent on this model instead of its default'
+        : 'Not available here: sub-agents run on their own model. Leave it out.',
+    );
+}
+
 /** Options for {@link createDelegationTools}. */
 export interface DelegationToolsOptions {
   /** Extra guidance appended to the `task` description (your domain's do's and don'ts). */
@@ -71,16 +86,9 @@ export function createDelegationTools(host: DelegationHost, options: DelegationT
           'answer (capped). Leave it out to wait only if it is quick.',
       ),
     task_id: taskId,
+    model: modelParam(host.modelOverride),
   };
-  const parameters = host.modelOverride
-    ? z.object({
-        ...shape,
-        model: z
-          .string()
-          .nullish()
-          .describe('Run the sub-agent on this model instead of its default'),
-      })
-    : z.object(shape);
+  const parameters = z.object(shape);
 
   return {
     task: llm.tool({
@@ -102,6 +110,9 @@ export function createDelegationTools(host: DelegationHost, options: DelegationT
         'the caller you are on it and keep the conversation going; its result is given to you',
         'automatically when it is ready. Never poll with task_status and never start the same task',
         'twice. To continue an earlier task with a new instruction, pass its task_id.',
+        '',
+        'The result is JSON: {"status":"completed"|"error","task_id","subagent_type","result",',
+        '"function_calls":[tool names],"summary"}; `reminder` says when an argument was not available.',
         options.guidance ?? '',
       ]
         .filter((line, i, all) => line !== '' || all[i - 1] !== '')
@@ -165,6 +176,11 @@ export function createSubAgentTaskTools(
         description,
         prompt,
         task_id: taskId,
+        run_in_background: z
+          .boolean()
+          .nullish()
+          .describe('Not available to sub-agents: a task you start runs to its end. Leave it out.'),
+        model: modelParam(host.modelOverride),
       }),
       execute: (args, toolOptions) =>
         host.runTaskTool(args, {

@@ -24,8 +24,8 @@ function record(id: string, over: Parameters<typeof makeRecord>[1] = {}) {
     status: {
       execution: {
         state: 'pending',
-        time: new Date(now).toISOString(),
-        deadline: new Date(now + 3_600_000).toISOString(),
+        time: Math.floor(now / 1000),
+        deadline: Math.floor((now + 3_600_000) / 1000),
       },
     },
     ...over,
@@ -65,6 +65,8 @@ interface Change {
   version: number;
   change: string;
   state?: string;
+  time: number;
+  record: { status: Record<string, { time: number; deadline?: number }> };
 }
 
 /** A connected client that records every change pushed to it. */
@@ -128,13 +130,24 @@ describe('WebSocket /delegations/events', () => {
     ]);
     await http('voice', 'POST', '/delegations', record('ws-1'));
     await http('office', 'PUT', '/delegations/ws-1/status/execution', { state: 'in_progress' });
-    await http('office', 'PUT', '/delegations/submit_result/ws-1', { result: { balance: 3 } });
+    await http('office', 'PUT', '/delegations/submit_result/ws-1', {
+      stage: 'execution',
+      delegation_result: { balance: 3 },
+    });
     const expected = ['ws-1@1:create', 'ws-1@2:stage:in_progress', 'ws-1@3:stage:done'];
     const last = (c: Change) => c.delegation_id === 'ws-1' && c.version === 3;
     await Promise.all([voice.until(last), office.until(last), admin.until(last)]);
     expect(voice.summary()).toEqual(expected);
     expect(office.summary()).toEqual(expected);
     expect(admin.summary()).toEqual(expected);
+    // The contract's record shape: integer epoch seconds everywhere.
+    for (const c of voice.changes) {
+      expect(Number.isInteger(c.time)).toBe(true);
+      for (const stage of Object.values(c.record.status)) {
+        expect(Number.isInteger(stage.time)).toBe(true);
+        if (stage.deadline !== undefined) expect(Number.isInteger(stage.deadline)).toBe(true);
+      }
+    }
 
     // A change the intruder may see, made after the others: once it arrives, nothing before it came.
     await http(

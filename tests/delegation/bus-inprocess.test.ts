@@ -10,13 +10,14 @@ import type { SelectionMessage } from '../../src/delegation/bus/signals.js';
 import type { DelegationChange } from '../../src/delegation/stores/change.js';
 import { makeRecord } from './store-suite.js';
 
-const TIME = '2026-01-05T09:00:00.000Z';
+const TIME = 1767603600;
 
 function taskEvent(id: string, version = 1, to = 'back-office'): DelegationEvent {
   return {
     event: 'delegation_task',
     delegation_id: id,
     version,
+    incarnation: 'inc-1',
     to,
     change: 'create',
     time: TIME,
@@ -46,6 +47,7 @@ describe('eventsForChange: which events a committed change produces', () => {
     op: 'create',
     delegation_id: 'd-1',
     version: 1,
+    incarnation: 'inc-1',
     time: TIME,
     record: makeRecord('d-1'),
     ...over,
@@ -87,7 +89,10 @@ describe('eventsForChange: which events a committed change produces', () => {
     const events = eventsForChange(
       base({ op: 'stage', version: 7, stage: 'execution', state: 'cancelled' }),
     );
-    expect(events.map(eventKey)).toEqual(['d-1:delegation_result:7', 'd-1:delegation_cancel:7']);
+    expect(events.map(eventKey)).toEqual([
+      'd-1:inc-1:delegation_result:7',
+      'd-1:inc-1:delegation_cancel:7',
+    ]);
   });
 });
 
@@ -149,6 +154,7 @@ describe('InProcessDelegationBus', () => {
       op: 'stage',
       delegation_id: 'd-1',
       version: 2,
+      incarnation: 'inc-1',
       time: TIME,
       record: makeRecord('d-1'),
       stage: 'execution',

@@ -44,9 +44,10 @@ function taskEvent(id: string, to = 'back-office', version = 1): DelegationEvent
     event: 'delegation_task',
     delegation_id: id,
     version,
+    incarnation: 'inc-1',
     to,
     change: 'create',
-    time: '2026-01-05T09:00:00.000Z',
+    time: 1767603600,
     record: makeRecord(id, { target_subject_id: to }),
   };
 }
@@ -190,7 +191,7 @@ describe('NatsDelegationBus (real NATS JetStream)', { skip }, () => {
     await bus.signal(agent, { kind: 'vote', round: 'r1', from: 'x', ranking: ['a'] });
     await r.done;
     await signalled;
-    expect(watched).toEqual(['w-1:delegation_task:1']);
+    expect(watched).toEqual(['w-1:inc-1:delegation_task:1']);
     expect(signals).toEqual([{ kind: 'vote', round: 'r1', from: 'x', ranking: ['a'] }]);
   });
 });

@@ -204,7 +204,7 @@ describe('task control', () => {
     const record = await store.get(`${manager.namespace}:t1`);
     expect(record?.status.execution).toMatchObject({
       state: 'done',
-      delegation_result: { status: 'done', summary: 'The refund window is 30 days.' },
+      delegation_result: 'The refund window is 30 days.',
     });
   });
 

@@ -146,6 +146,7 @@ describe('delegation through the real openai plugin', () => {
       'prompt',
       'run_in_background',
       'task_id',
+      'model',
     ]);
     expect(voiceRequests).toHaveLength(4);
   });

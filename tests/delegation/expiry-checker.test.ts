@@ -80,7 +80,7 @@ describe('expiry checker', () => {
   it('expires every overdue stage of a record, in batches', async () => {
     const clock = new VirtualClock();
     const store = await open(clock);
-    const at = (ms: number) => new Date(clock.now() + ms).toISOString();
+    const at = (ms: number) => Math.floor((clock.now() + ms) / 1000);
     for (let i = 0; i < 5; i++) {
       await store.create(
         makeRecord(`multi-${i}`, {
@@ -104,6 +104,27 @@ describe('expiry checker', () => {
     await store.close();
   });
 
+  it("leaves a deadline that was already past when written alone (the contract's example)", async () => {
+    const clock = new VirtualClock();
+    const store = await open(clock);
+    await store.create(makeRecord('example', { status: {} }));
+    await store.setStage('example', 'execution', {
+      state: 'in_progress',
+      time: 1717390000,
+      deadline: 1717400000,
+    });
+    const checker = startExpiryChecker(store, { clock, intervalMs: 1_000 });
+    await clock.advance(5_000);
+    expect(await checker.runOnce()).toEqual([]);
+    expect((await store.get('example'))?.status.execution).toEqual({
+      state: 'in_progress',
+      time: 1717390000,
+      deadline: 1717400000,
+    });
+    checker.stop();
+    await store.close();
+  });
+
   it('leaves a stage that finished after the overdue scan alone', async () => {
     const clock = new VirtualClock();
     const real = await open(clock);
@@ -112,7 +133,7 @@ describe('expiry checker', () => {
     await real.setStage('raced', 'execution', { state: 'done', delegation_result: 'just in time' });
     // A store whose overdue() still reports the record as it was before it finished.
     const store: DelegationStore = Object.assign(Object.create(real) as DelegationStore, {
-      overdue: async () => [stale!],
+      overdue: async () => [{ record: stale!, stages: ['execution'] }],
     });
     await clock.advance(120_000);
     expect(await expireOverdue(store, { clock })).toEqual([]);

@@ -10,7 +10,7 @@ import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
 import { Lookups, recordEvents, researcher, researchModel } from './helpers.js';
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-const iso = (ms: number) => new Date(ms).toISOString();
+const sec = (ms: number) => Math.floor(ms / 1000);
 
 describe('task records', () => {
   it('move pending → in_progress → done with the result, on the clock', async () => {
@@ -41,7 +41,7 @@ describe('task records', () => {
       delegation_type: 'subagent',
       sender_subject_id: 'front-desk',
       target_subject_id: 'researcher',
-      status: { execution: { state: 'in_progress', time: iso(T0), deadline: iso(T0 + 60_000) } },
+      status: { execution: { state: 'in_progress', time: sec(T0), deadline: sec(T0 + 60_000) } },
       sub_task_data: {
         description: 'Refund window',
         prompt: 'How long?',
@@ -57,15 +57,9 @@ describe('task records', () => {
     const done = await store.get('call7:t1');
     expect(done?.status.execution).toEqual({
       state: 'done',
-      time: iso(T0 + 2_000),
-      deadline: iso(T0 + 60_000),
-      delegation_result: {
-        status: 'done',
-        summary: 'Thirty days.',
-        partial: false,
-        turns: 2,
-        result_path: '/tasks/t1/result.md',
-      },
+      time: sec(T0 + 2_000),
+      deadline: sec(T0 + 60_000),
+      delegation_result: 'Thirty days.',
     });
     const page = await store.query({ 'status.execution.state': 'done' });
     expect(page.items.map((r) => r.delegation_id)).toEqual(['call7:t1']);

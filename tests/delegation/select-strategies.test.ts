@@ -10,9 +10,11 @@ import {
   planTarget,
   runAuction,
   runVote,
+  selectionTaskOf,
   selectTarget,
   tallyVotes,
 } from '../../src/delegation/select.js';
+import { parseRecord } from '../../src/delegation/validate.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
 import { serviceMissing } from '../services.js';
 
@@ -25,6 +27,46 @@ const agents = [
 ];
 
 describe('target selection', () => {
+  it('works on a record as the contract sends it, and times a call for bids in epoch seconds', async () => {
+    const record = parseRecord({
+      delegation_id: 'del789',
+      task_id: 'task123',
+      sub_task_id: 'sub456',
+      workflow_level: 1,
+      delegation_type: 'manual',
+      target_subject_id: 'pending-choice',
+      sender_subject_id: 'agentA',
+      sub_task_data: { key: 'value' },
+    });
+    const plan = await selectTarget(selectionTaskOf(record), {
+      method: 'plan',
+      rules: [{ type: 'manual', data: { key: 'value' }, target: 'agentB' }],
+    });
+    expect(plan).toMatchObject({ ok: true, target: 'agentB' });
+    const clock = new VirtualClock();
+    const bus = new InProcessDelegationBus();
+    const deadlines: number[] = [];
+    await answerSelection(bus, 'agentB', {
+      bid: (t) => {
+        deadlines.push(Math.floor(clock.now() / 1000));
+        return t.delegation_type === 'manual' ? { cost: 1, eta_ms: 10 } : undefined;
+      },
+    });
+    const seen: unknown[] = [];
+    await bus.onSignal('agentB', (m) => seen.push(m));
+    const auction = await selectTarget(
+      selectionTaskOf(record),
+      { method: 'auction', agents: [{ id: 'agentB', capabilities: ['manual'] }], windowMs: 1_500 },
+      { bus, requester: 'agentA', clock },
+    );
+    expect(auction).toMatchObject({ ok: true, target: 'agentB' });
+    const request = seen[0] as { deadline: number };
+    expect(Number.isInteger(request.deadline)).toBe(true);
+    expect(request.deadline).toBe(Math.ceil((clock.now() + 1_500) / 1000));
+    expect(deadlines).toHaveLength(1);
+    await bus.close();
+  });
+
   it('direct picks the given target', async () => {
     expect(await selectTarget(task, { method: 'direct', target: 'billing-a' })).toEqual({
       ok: true,

@@ -23,7 +23,8 @@ export interface StoreSuiteContext {
 }
 
 const T0 = Date.UTC(2026, 0, 5, 9, 0, 0);
-const iso = (ms: number) => new Date(ms).toISOString();
+/** Epoch seconds of a clock time in ms. */
+const sec = (ms: number) => Math.floor(ms / 1000);
 
 /** A valid record with one pending `execution` stage; override any field. */
 export function makeRecord(
@@ -38,7 +39,7 @@ export function makeRecord(
     delegation_type: 'lookup',
     sender_subject_id: 'voice-bot',
     target_subject_id: 'back-office',
-    status: { execution: { state: 'pending', time: iso(T0), deadline: iso(T0 + 60_000) } },
+    status: { execution: { state: 'pending', time: sec(T0), deadline: sec(T0 + 60_000) } },
     sub_task_data: { account: 'A-17', nested: { list: [1, 'two', null], flag: true } },
     ...overrides,
   };
@@ -82,24 +83,74 @@ export function describeDelegationStoreSuite(
       expect(await store.get('d-missing')).toBeUndefined();
     });
 
-    it('canonicalises times so they compare correctly', async () => {
+    it('keeps times as integer epoch seconds and refuses other time formats', async () => {
       const created = await store.create(
         makeRecord('d-times', {
-          status: {
-            execution: {
-              state: 'pending',
-              time: '2026-01-05T10:00:00+01:00',
-              deadline: '2026-01-05T09:30:00Z',
-            },
-          },
+          status: { execution: { state: 'pending', time: 1717390000, deadline: 1717400000 } },
         }),
       );
       expect(created.status.execution).toEqual({
         state: 'pending',
-        time: '2026-01-05T09:00:00.000Z',
-        deadline: '2026-01-05T09:30:00.000Z',
+        time: 1717390000,
+        deadline: 1717400000,
       });
       expect((await store.get('d-times'))?.status.execution).toEqual(created.status.execution);
+      for (const time of ['2026-01-05T09:00:00Z', 1717390000.5, -1, 1717390000000]) {
+        const message = await rejectsWith(
+          store.create(
+            makeRecord('d-times-bad', {
+              status: { execution: { state: 'pending', time: time as number } },
+            }),
+          ),
+          'invalid_argument',
+        );
+        expect(message).toContain('integer seconds since the epoch');
+      }
+      expect(await store.get('d-times-bad')).toBeUndefined();
+    });
+
+    it('stores stages named like Object.prototype keys as ordinary stages', async () => {
+      await store.create(makeRecord('d-proto', { status: {} }));
+      for (const stage of ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf']) {
+        await store.setStage('d-proto', stage, { state: 'in_progress' });
+        const done = await store.setStage('d-proto', stage, {
+          state: 'done',
+          delegation_result: `${stage} ok`,
+        });
+        expect(Object.hasOwn(done.status, stage)).toBe(true);
+      }
+      const back = await store.get('d-proto');
+      const stages = Object.keys(back?.status ?? {}).sort();
+      expect(stages).toEqual(['__proto__', 'constructor', 'hasOwnProperty', 'toString', 'valueOf']);
+      const proto = '__proto__';
+      expect(back?.status[proto]?.delegation_result).toBe('__proto__ ok');
+      expect(JSON.parse(JSON.stringify(back)).status.constructor.state).toBe('done');
+      expect(({} as Record<string, unknown>).state).toBeUndefined();
+      expect(
+        (await store.query({ 'status.execution.state': 'done' })).items.map((r) => r.delegation_id),
+      ).toEqual([]);
+    });
+
+    it('refuses JSON nested deeper than 64 levels, and keeps working', async () => {
+      let deep: unknown = 'bottom';
+      for (let i = 0; i < 1_000; i++) deep = { d: deep };
+      await rejectsWith(
+        store.create(makeRecord('d-deep', { sub_task_data: deep as Record<string, unknown> })),
+        'invalid_argument',
+      );
+      await store.create(makeRecord('d-deep'));
+      await rejectsWith(
+        store.setStage('d-deep', 'execution', { state: 'done', delegation_result: deep }),
+        'invalid_argument',
+      );
+      await rejectsWith(
+        store.update('d-deep', { sub_task_data: deep as never }),
+        'invalid_argument',
+      );
+      await store.setStage('d-deep', 'execution', { state: 'done', delegation_result: 'ok' });
+      expect(
+        (await store.query({ 'status.execution.state': 'done' })).items.map((r) => r.delegation_id),
+      ).toEqual(['d-deep']);
     });
 
     it('rejects a duplicate id with invalid_state and keeps the first record', async () => {
@@ -124,7 +175,7 @@ export function describeDelegationStoreSuite(
       await rejectsWith(
         store.create(
           makeRecord('d-bad', {
-            status: { execution: { state: 'pending', time: 'yesterday' } },
+            status: { execution: { state: 'pending', time: 'yesterday' as never } },
           }),
         ),
         'invalid_argument',
@@ -137,21 +188,45 @@ export function describeDelegationStoreSuite(
       const started = await store.setStage('d-move', 'execution', { state: 'in_progress' });
       expect(started.status.execution).toEqual({
         state: 'in_progress',
-        time: iso(T0 + 1_000),
-        deadline: iso(T0 + 60_000),
+        time: sec(T0 + 1_000),
+        deadline: sec(T0 + 60_000),
       });
-      await clock.advance(500);
+      await clock.advance(1_500);
       const done = await store.setStage('d-move', 'execution', {
         state: 'done',
         delegation_result: { balance: 42, currency: 'EUR' },
       });
       expect(done.status.execution).toEqual({
         state: 'done',
-        time: iso(T0 + 1_500),
-        deadline: iso(T0 + 60_000),
+        time: sec(T0 + 2_500),
+        deadline: sec(T0 + 60_000),
         delegation_result: { balance: 42, currency: 'EUR' },
       });
       expect(await store.get('d-move')).toEqual(done);
+    });
+
+    it('takes the time a client gives, and lets an open stage be set again', async () => {
+      await store.create(makeRecord('d-time'));
+      const r = await store.setStage('d-time', 'execution', {
+        state: 'in_progress',
+        time: 1717390000,
+        deadline: 1717400000,
+      });
+      expect(r.status.execution).toEqual({
+        state: 'in_progress',
+        time: 1717390000,
+        deadline: 1717400000,
+      });
+      const again = await store.setStage('d-time', 'execution', { state: 'in_progress' });
+      expect(again.status.execution).toEqual({
+        state: 'in_progress',
+        time: sec(T0 + 1_000),
+        deadline: 1717400000,
+      });
+      await rejectsWith(
+        store.setStage('d-time', 'execution', { state: 'done', expect: 'pending' }),
+        'invalid_state',
+      );
     });
 
     it('refuses backward and repeated moves with invalid_state and changes nothing', async () => {
@@ -170,16 +245,20 @@ export function describeDelegationStoreSuite(
       await store.create(makeRecord('d-stage'));
       const r = await store.setStage('d-stage', 'review', {
         state: 'pending',
-        deadline: '2026-01-05T12:00:00Z',
+        deadline: sec(T0) + 3 * 3600,
       });
       expect(r.status.review).toEqual({
         state: 'pending',
-        time: iso(T0 + 1_000),
-        deadline: '2026-01-05T12:00:00.000Z',
+        time: sec(T0 + 1_000),
+        deadline: sec(T0) + 3 * 3600,
       });
       expect(r.status.execution?.state).toBe('pending');
       await rejectsWith(
-        store.setStage('d-stage', 'review', { state: 'in_progress', deadline: 'soon' }),
+        store.setStage('d-stage', 'review', { state: 'in_progress', deadline: 'soon' as never }),
+        'invalid_argument',
+      );
+      await rejectsWith(
+        store.setStage('d-stage', 'review', { state: 'finished' as never }),
         'invalid_argument',
       );
       await rejectsWith(
@@ -200,19 +279,37 @@ export function describeDelegationStoreSuite(
       expect(isTasklineError(rejected?.reason, 'invalid_state')).toBe(true);
     });
 
-    it('updates sub_task_data and target, and nothing else', async () => {
+    it('updates any field but the id and the status, and nested data by dotted path', async () => {
       await store.create(makeRecord('d-upd'));
       const r = await store.update('d-upd', {
+        workflow_level: 3,
         sub_task_data: { account: 'B-2' },
         target_subject_id: 'billing',
+        task_id: 'task-9',
       });
-      expect(r.sub_task_data).toEqual({ account: 'B-2' });
-      expect(r.target_subject_id).toBe('billing');
+      expect(r).toMatchObject({
+        workflow_level: 3,
+        sub_task_data: { account: 'B-2' },
+        target_subject_id: 'billing',
+        task_id: 'task-9',
+      });
       expect(await store.get('d-upd')).toEqual(r);
-      await rejectsWith(
-        store.update('d-upd', { sender_subject_id: 'me' } as never),
-        'invalid_argument',
-      );
+      const nested = await store.update('d-upd', { 'sub_task_data.limits.max': 5 });
+      expect(nested.sub_task_data).toEqual({ account: 'B-2', limits: { max: 5 } });
+      expect((await store.get('d-upd'))?.sub_task_data).toEqual(nested.sub_task_data);
+      for (const bad of [
+        { status: {} },
+        { delegation_id: 'other' },
+        { bogus: 1 },
+        { workflow_level: 'two' },
+        { task_id: '' },
+        {},
+        { 'sub_task_data.__proto__.x': 1 },
+        { 'sub_task_data.account.x': 1 },
+      ]) {
+        await rejectsWith(store.update('d-upd', bad as never), 'invalid_argument');
+      }
+      expect(await store.get('d-upd')).toEqual(nested);
       await rejectsWith(store.update('d-none', { sub_task_data: {} }), 'not_found');
     });
 
@@ -227,9 +324,18 @@ export function describeDelegationStoreSuite(
 
     describe('query', () => {
       beforeEach(async () => {
-        await store.create(makeRecord('q-1', { delegation_type: 'lookup' }));
         await store.create(
-          makeRecord('q-2', { delegation_type: 'refund', target_subject_id: 'billing' }),
+          makeRecord('q-1', {
+            delegation_type: 'lookup',
+            sub_task_data: { account: 'A-17', amount: 5, tags: ['vip', 'eu'], flag: true },
+          }),
+        );
+        await store.create(
+          makeRecord('q-2', {
+            delegation_type: 'refund',
+            target_subject_id: 'billing',
+            sub_task_data: { account: 'B-2', amount: 12.5, note: null, nested: { level: 'x' } },
+          }),
         );
         await store.create(
           makeRecord('q-3', {
@@ -237,14 +343,21 @@ export function describeDelegationStoreSuite(
             workflow_level: 2,
             sender_subject_id: 'ops',
             status: {
-              execution: { state: 'done', time: iso(T0), deadline: iso(T0 + 10_000) },
+              execution: {
+                state: 'done',
+                time: sec(T0),
+                deadline: sec(T0 + 10_000),
+                delegation_result: 'refunded',
+              },
             },
+            sub_task_data: { amount: '12', tags: [] },
           }),
         );
         await store.create(
           makeRecord('q-4', {
             task_id: 'task-2',
-            status: { execution: { state: 'pending', time: iso(T0 + 5_000) } },
+            status: { execution: { state: 'pending', time: sec(T0 + 5_000) } },
+            sub_task_data: {},
           }),
         );
       });
@@ -260,18 +373,56 @@ export function describeDelegationStoreSuite(
         expect(await ids({ delegation_type: 'refund', sender_subject_id: 'ops' })).toEqual(['q-3']);
         expect(await ids({ 'status.review.state': 'pending' })).toEqual([]);
         expect(await ids({ delegation_type: { $in: [] } })).toEqual([]);
+        expect(await ids({ workflow_level: '1' })).toEqual([]);
+        expect(await ids({ delegation_type: { $eq: 'lookup' } })).toEqual(['q-1', 'q-4']);
       });
 
-      it('compares times with $gt/$lt and combines with $and/$or', async () => {
-        expect(await ids({ 'status.execution.deadline': { $lt: iso(T0 + 30_000) } })).toEqual([
+      it('compares numbers and times with $gt/$gte/$lt/$lte, by type as MongoDB does', async () => {
+        expect(await ids({ 'status.execution.deadline': { $lt: sec(T0 + 30_000) } })).toEqual([
           'q-3',
         ]);
-        expect(
-          await ids({
-            'status.execution.time': { $gt: iso(T0 + 1), $lt: '2026-01-05T10:00:00+01:00' },
-          }),
-        ).toEqual([]);
-        expect(await ids({ 'status.execution.time': { $gt: iso(T0 + 1) } })).toEqual(['q-4']);
+        expect(await ids({ 'status.execution.time': { $gt: sec(T0) } })).toEqual(['q-4']);
+        expect(await ids({ 'status.execution.time': { $gte: sec(T0), $lte: sec(T0) } })).toEqual([
+          'q-1',
+          'q-2',
+          'q-3',
+        ]);
+        expect(await ids({ workflow_level: { $gte: 2 } })).toEqual(['q-3']);
+        expect(await ids({ workflow_level: { $lt: 2 } })).toEqual(['q-1', 'q-2', 'q-4']);
+        expect(await ids({ 'sub_task_data.amount': { $gt: 5 } })).toEqual(['q-2']);
+        expect(await ids({ 'sub_task_data.amount': { $gte: 5 } })).toEqual(['q-1', 'q-2']);
+        expect(await ids({ 'sub_task_data.amount': { $gt: '1' } })).toEqual(['q-3']);
+        expect(await ids({ delegation_type: { $gt: 'p' } })).toEqual(['q-2', 'q-3']);
+      });
+
+      it('walks dotted paths into sub_task_data, with $ne, $nin, $exists and null', async () => {
+        expect(await ids({ 'sub_task_data.account': 'A-17' })).toEqual(['q-1']);
+        expect(await ids({ 'sub_task_data.nested.level': 'x' })).toEqual(['q-2']);
+        expect(await ids({ 'sub_task_data.flag': true })).toEqual(['q-1']);
+        expect(await ids({ 'sub_task_data.flag': 1 })).toEqual([]);
+        expect(await ids({ 'sub_task_data.amount': 12.5 })).toEqual(['q-2']);
+        expect(await ids({ 'sub_task_data.amount': '12' })).toEqual(['q-3']);
+        expect(await ids({ 'sub_task_data.tags': 'vip' })).toEqual(['q-1']);
+        expect(await ids({ 'sub_task_data.tags': { $in: ['eu', 'us'] } })).toEqual(['q-1']);
+        expect(await ids({ 'sub_task_data.account': { $ne: 'A-17' } })).toEqual([
+          'q-2',
+          'q-3',
+          'q-4',
+        ]);
+        expect(await ids({ 'sub_task_data.account': { $nin: ['A-17', 'B-2'] } })).toEqual([
+          'q-3',
+          'q-4',
+        ]);
+        expect(await ids({ 'sub_task_data.note': { $exists: true } })).toEqual(['q-2']);
+        expect(await ids({ 'sub_task_data.amount': { $exists: false } })).toEqual(['q-4']);
+        expect(await ids({ 'sub_task_data.note': null })).toEqual(['q-1', 'q-2', 'q-3', 'q-4']);
+        expect(await ids({ 'sub_task_data.account': null })).toEqual(['q-3', 'q-4']);
+        expect(await ids({ 'status.execution.delegation_result': 'refunded' })).toEqual(['q-3']);
+        expect(await ids({ 'status.execution.deadline': { $exists: false } })).toEqual(['q-4']);
+        expect(await ids({ 'status.execution': { $exists: true } })).toHaveLength(4);
+      });
+
+      it('combines with $and/$or', async () => {
         expect(await ids({ $or: [{ delegation_type: 'lookup' }, { task_id: 'task-2' }] })).toEqual([
           'q-1',
           'q-4',
@@ -301,20 +452,30 @@ export function describeDelegationStoreSuite(
         await rejectsWith(store.query({}, { cursor: 'not-a-cursor' }), 'invalid_argument');
       });
 
-      it('rejects everything outside the safe subset with invalid_argument', async () => {
+      it('rejects everything outside the allow-list with invalid_argument', async () => {
         const bad: unknown[] = [
           { delegation_type: { $regex: '.*' } },
           { $where: 'sleep(1)' },
-          { delegation_type: { $ne: 'x' } },
-          { workflow_level: { $gt: 1 } },
-          { delegation_type: { $gt: 'a' } },
-          { 'status.execution.deadline': { $gt: 'tomorrow' } },
-          { 'sub_task_data.account': 'A-17' },
-          { "status.x'); DROP TABLE t; --.state": 'done' },
-          { workflow_level: '1' },
+          { $function: { body: 'return true', args: [], lang: 'js' } },
+          { $expr: { $eq: [1, 1] } },
+          { delegation_type: { $not: { $eq: 'x' } } },
+          { 'sub_task_data.tags': { $elemMatch: { $eq: 'vip' } } },
+          { $nor: [{ task_id: 'x' }] },
+          { __proto__: { polluted: true } },
+          JSON.parse('{"__proto__":{"task_id":"task-1"}}'),
+          { 'sub_task_data.__proto__': 1 },
+          { 'sub_task_data.constructor.prototype': 1 },
+          { 'status.constructor.state': 'done' },
+          { 'sub_task_data.toString': 'x' },
+          { constructor: 'x' },
+          { 'sub_task_data.items.0': 'x' },
+          { 'status.execution.deadline': { $gt: 'tomorrow', $lt: {} } },
+          { unknown_field: 'x' },
           { delegation_type: ['a'] },
-          { delegation_type: null },
-          { 'status.execution.state': 'finished' },
+          { delegation_type: { a: 1 } },
+          { delegation_type: {} },
+          { 'sub_task_data.amount': { $exists: 1 } },
+          { 'sub_task_data.amount': { $in: 'x' } },
           { $or: [] },
           { $and: 'x' },
           [],
@@ -324,6 +485,10 @@ export function describeDelegationStoreSuite(
           await rejectsWith(store.query(filter as never), 'invalid_argument');
         }
         expect(await ids({})).toHaveLength(4);
+        expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+        // Any stage name is data, never SQL.
+        expect(await ids({ "status.x'); DROP TABLE t; --.state": 'done' })).toEqual([]);
+        expect(await ids({})).toHaveLength(4);
       });
     });
 
@@ -332,27 +497,79 @@ export function describeDelegationStoreSuite(
       await store.create(
         makeRecord('o-later', {
           status: {
-            a: { state: 'done', time: iso(T0), deadline: iso(T0 + 1_000) },
-            b: { state: 'in_progress', time: iso(T0), deadline: iso(T0 + 90_000) },
+            a: { state: 'done', time: sec(T0), deadline: sec(T0 + 1_000) },
+            b: { state: 'in_progress', time: sec(T0), deadline: sec(T0 + 90_000) },
           },
         }),
       );
       await store.create(
         makeRecord('o-done', {
-          status: { execution: { state: 'done', time: iso(T0), deadline: iso(T0 + 1_000) } },
+          status: { execution: { state: 'done', time: sec(T0), deadline: sec(T0 + 1_000) } },
         }),
       );
       await store.create(
-        makeRecord('o-none', { status: { execution: { state: 'pending', time: iso(T0) } } }),
+        makeRecord('o-none', { status: { execution: { state: 'pending', time: sec(T0) } } }),
+      );
+      await store.create(
+        makeRecord('o-answered', {
+          status: {
+            execution: { state: 'in_progress', time: sec(T0), deadline: sec(T0 + 1_000) },
+            delegation_result: { state: 'done', time: sec(T0), delegation_result: 'ok' },
+          },
+        }),
       );
       const at = (ms: number) =>
-        store.overdue(iso(T0 + ms)).then((rs) => rs.map((r) => r.delegation_id).sort());
+        store.overdue(T0 + ms).then((rs) => rs.map((r) => r.record.delegation_id).sort());
       expect(await at(30_000)).toEqual([]);
-      expect(await at(61_000)).toEqual(['o-late']);
+      expect(await at(60_000)).toEqual([]);
+      expect(await at(60_001)).toEqual(['o-late']);
       expect(await at(100_000)).toEqual(['o-late', 'o-later']);
-      expect(await store.overdue(iso(T0 + 100_000), 1)).toHaveLength(1);
+      expect(await store.overdue(T0 + 100_000, 1)).toHaveLength(1);
       await store.setStage('o-late', 'execution', { state: 'expired' });
       expect(await at(100_000)).toEqual(['o-later']);
+      await rejectsWith(
+        store.setStage('o-answered', 'execution', { state: 'expired' }),
+        'invalid_state',
+      );
+      expect(
+        (await store.overdue(T0 + 100_000)).find((r) => r.record.delegation_id === 'o-later')
+          ?.stages,
+      ).toEqual(['b']);
+    });
+
+    it('never lists a stage written with a deadline already past (it is kept as written)', async () => {
+      // As the contract's example does: {"state":"in_progress","time":1717390000,"deadline":1717400000}.
+      await store.create(makeRecord('o-past', { status: {} }));
+      await store.setStage('o-past', 'execution', {
+        state: 'in_progress',
+        time: 1717390000,
+        deadline: 1717400000,
+      });
+      await store.setStage('o-past', 'review', { state: 'pending', deadline: sec(T0 + 30_000) });
+      await store.create(
+        makeRecord('o-born-late', {
+          status: { execution: { state: 'pending', time: 1717390000, deadline: 1717400000 } },
+        }),
+      );
+      expect(await store.overdue(T0 + 10_000)).toEqual([]);
+      const due = await store.overdue(T0 + 40_000);
+      expect(due.map((r) => [r.record.delegation_id, r.stages])).toEqual([['o-past', ['review']]]);
+      // A write that keeps the deadline keeps the verdict: an enforced deadline stays enforced.
+      await store.create(makeRecord('o-kept'));
+      await store.setStage('o-kept', 'execution', { state: 'in_progress' });
+      expect((await store.overdue(T0 + 61_000)).map((r) => r.record.delegation_id)).toContain(
+        'o-kept',
+      );
+      await store.setStage('o-kept', 'execution', { state: 'cancelled' });
+      // Written again with a future deadline, the stage is enforced again.
+      await store.setStage('o-past', 'execution', {
+        state: 'in_progress',
+        deadline: sec(T0 + 50_000),
+      });
+      const later = await store.overdue(T0 + 60_000);
+      expect(later.map((r) => [r.record.delegation_id, r.stages.sort()])).toEqual([
+        ['o-past', ['execution', 'review']],
+      ]);
     });
   });
 }
@@ -406,9 +623,28 @@ export function describeOutboxSuite(
         from: 'pending',
       });
       expect(entries[2]?.change.previous_target).toBe('back-office');
+      const incarnations = new Set(entries.map((e) => e.change.incarnation));
+      expect(incarnations.size).toBe(1);
+      expect(entries[0]?.change.time).toBe(sec(T0));
       expect(entries[3]?.change.record.status.execution?.delegation_result).toEqual({ ok: 1 });
       expect(entries[4]?.change.record.target_subject_id).toBe('billing');
       expect(await store.getVersioned('ob-1')).toBeUndefined();
+    });
+
+    it('gives a record created again under a deleted id a new incarnation', async () => {
+      await store.create(makeRecord('ob-re'));
+      await store.delete('ob-re');
+      await store.create(makeRecord('ob-re'));
+      const entries = await store.claimOutbox(100, clock.now(), clock.now() + 30_000);
+      expect(entries.map((e) => [e.change.op, e.change.version])).toEqual([
+        ['create', 1],
+        ['delete', 2],
+        ['create', 1],
+      ]);
+      const [first, deleted, second] = entries.map((e) => e.change.incarnation);
+      expect(deleted).toBe(first);
+      expect(second).not.toBe(first);
+      expect((await store.getVersioned('ob-re'))?.incarnation).toBe(second);
     });
 
     it('writes nothing for a failed write', async () => {

@@ -55,6 +55,7 @@ describe('delegation tools', () => {
       'prompt',
       'run_in_background',
       'task_id',
+      'model',
     ]);
     expect(schema.properties.subagent_type?.enum).toEqual([
       'general-purpose',
@@ -64,14 +65,20 @@ describe('delegation tools', () => {
     expect(tools.task_status.description).toContain('without waiting');
   });
 
-  it('offers a model parameter only when model override is allowed', () => {
-    const m = new TaskManager({
+  it("keeps the contract's model parameter, saying whether choosing a model is allowed", () => {
+    const on = new TaskManager({
       llm: researchModel('x'),
       allowModelOverride: true,
       models: { fast: researchModel('y') },
     });
-    manager = m;
-    expect(Object.keys(schemaOf(createDelegationTools(m).task).properties)).toContain('model');
+    const off = new TaskManager({ llm: researchModel('x') });
+    const describe = (m: TaskManager) =>
+      (schemaOf(createDelegationTools(m).task).properties.model as { description?: string })
+        ?.description;
+    expect(describe(on)).toContain('instead of its default');
+    expect(describe(off)).toContain('Not available here');
+    void off.close();
+    manager = on;
   });
 
   it('task_status answers at once while a task runs, and lists every task', async () => {

@@ -17,26 +17,30 @@ describe('constraint checker for incoming results', () => {
     expect(
       checkIncomingResult(
         record,
-        { sender: 'back-office', result: { balance: 1 } },
+        { sender: 'back-office', stage: 'execution', result: { balance: 1 } },
         { now: NOW, schemas },
       ),
     ).toEqual({ ok: true, result: { balance: 1 } });
   });
 
   it('refuses results from anyone but the target', () => {
-    const check = checkIncomingResult(record, { sender: 'voice-bot', result: 1 }, { now: NOW });
+    const check = checkIncomingResult(
+      record,
+      { sender: 'voice-bot', stage: 'execution', result: 1 },
+      { now: NOW },
+    );
     expect(check).toMatchObject({ ok: false, reason: 'not_target' });
     expect(check.ok ? '' : check.message).toContain('Only the target (back-office)');
   });
 
   it('refuses finished, expired and overdue stages, unknown stages and missing records', () => {
     const done = makeRecord('c-2', {
-      status: { execution: { state: 'done', time: '2026-01-05T09:00:00.000Z' } },
+      status: { execution: { state: 'done', time: 1767603600 } },
     });
     const expired = makeRecord('c-3', {
-      status: { execution: { state: 'expired', time: '2026-01-05T09:00:00.000Z' } },
+      status: { execution: { state: 'expired', time: 1767603600 } },
     });
-    const sub = { sender: 'back-office', result: 1 };
+    const sub = { sender: 'back-office', stage: 'execution', result: 1 };
     expect(checkIncomingResult(done, sub, { now: NOW })).toMatchObject({ reason: 'finished' });
     expect(checkIncomingResult(expired, sub, { now: NOW })).toMatchObject({ reason: 'expired' });
     expect(checkIncomingResult(record, sub, { now: NOW + 60_000 })).toMatchObject({
@@ -50,10 +54,22 @@ describe('constraint checker for incoming results', () => {
     });
   });
 
+  it("creates the contract's delegation_result stage with the first result, and only once", () => {
+    const sub = { sender: 'back-office', result: 'Execution completed successfully' };
+    expect(checkIncomingResult(record, sub, { now: NOW })).toEqual({
+      ok: true,
+      result: 'Execution completed successfully',
+    });
+    const answered = makeRecord('c-5', {
+      status: { delegation_result: { state: 'done', time: 1767603600, delegation_result: 'x' } },
+    });
+    expect(checkIncomingResult(answered, sub, { now: NOW })).toMatchObject({ reason: 'finished' });
+  });
+
   it('validates the result with the schema registered for the delegation type', () => {
     const check = checkIncomingResult(
       record,
-      { sender: 'back-office', result: { balance: 'a lot' } },
+      { sender: 'back-office', stage: 'execution', result: { balance: 'a lot' } },
       { now: NOW, schemas },
     );
     expect(check).toMatchObject({ ok: false, reason: 'invalid_result' });
@@ -62,7 +78,7 @@ describe('constraint checker for incoming results', () => {
     expect(
       checkIncomingResult(
         other,
-        { sender: 'back-office', result: 'anything' },
+        { sender: 'back-office', stage: 'execution', result: 'anything' },
         { now: NOW, schemas },
       ).ok,
     ).toBe(true);
@@ -70,7 +86,7 @@ describe('constraint checker for incoming results', () => {
     expect(
       checkIncomingResult(
         other,
-        { sender: 'back-office', result: 'anything' },
+        { sender: 'back-office', stage: 'execution', result: 'anything' },
         { now: NOW, schemas: strict },
       ),
     ).toMatchObject({ ok: false, reason: 'invalid_result' });
@@ -85,21 +101,35 @@ describe('constraint checker for incoming results', () => {
       }
       return 'none';
     };
-    expect(code(() => assertIncomingResult(record, { sender: 'x', result: 1 }, { now: NOW }))).toBe(
-      'invalid_argument',
-    );
     expect(
       code(() =>
-        assertIncomingResult(record, { sender: 'back-office', result: 1 }, { now: NOW + 1e6 }),
+        assertIncomingResult(record, { sender: 'x', stage: 'execution', result: 1 }, { now: NOW }),
+      ),
+    ).toBe('invalid_argument');
+    expect(
+      code(() =>
+        assertIncomingResult(
+          record,
+          { sender: 'back-office', stage: 'execution', result: 1 },
+          { now: NOW + 1e6 },
+        ),
       ),
     ).toBe('invalid_state');
     expect(
       code(() =>
-        assertIncomingResult(undefined, { sender: 'back-office', result: 1 }, { now: NOW }),
+        assertIncomingResult(
+          undefined,
+          { sender: 'back-office', stage: 'execution', result: 1 },
+          { now: NOW },
+        ),
       ),
     ).toBe('not_found');
-    expect(assertIncomingResult(record, { sender: 'back-office', result: 5 }, { now: NOW })).toBe(
-      5,
-    );
+    expect(
+      assertIncomingResult(
+        record,
+        { sender: 'back-office', stage: 'execution', result: 5 },
+        { now: NOW },
+      ),
+    ).toBe(5);
   });
 });

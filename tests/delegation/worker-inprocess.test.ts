@@ -111,7 +111,7 @@ describe('serveDelegations + createDelegationSender (SQLite, in-process bus)', (
     });
     const result = await sender.awaitResult('d-2');
     expect(result.state).toBe('failed');
-    expect(result.result).toEqual({ error: 'account A-17 is locked' });
+    expect(result.result).toBe('account A-17 is locked');
   });
 
   it('checks results against the schema of the delegation type', async () => {
@@ -128,8 +128,7 @@ describe('serveDelegations + createDelegationSender (SQLite, in-process bus)', (
     });
     const bad = await sender.awaitResult('d-3');
     expect(bad.state).toBe('failed');
-    expect(bad.result).toMatchObject({ error: 'invalid_result' });
-    expect(String((bad.result as { message: string }).message)).toContain('balance');
+    expect(bad.result).toMatch(/^invalid_result: .*balance/s);
     answer = { balance: 10 };
     await sender.delegate({
       delegation_id: 'd-4',
@@ -205,7 +204,7 @@ describe('serveDelegations + createDelegationSender (SQLite, in-process bus)', (
         delegation_type: 'lookup',
         sender_subject_id: 'voice-bot',
         target_subject_id: target,
-        status: { execution: { state, time: new Date(clock.now()).toISOString() } },
+        status: { execution: { state, time: Math.floor(clock.now() / 1000) } },
         sub_task_data: {},
       });
     await mk('crashed', 'in_progress');
@@ -255,7 +254,7 @@ describe('serveDelegations + createDelegationSender (SQLite, in-process bus)', (
       delegation_type: 'lookup',
       sender_subject_id: 'voice-bot',
       target_subject_id: 'nobody-home',
-      status: { execution: { state: 'pending', time: new Date(clock.now()).toISOString() } },
+      status: { execution: { state: 'pending', time: Math.floor(clock.now() / 1000) } },
       sub_task_data: {},
     });
     const waiting = sender.awaitResult('d-9', { timeoutMs: 2_000 }).catch((e: unknown) => e);

@@ -2,10 +2,22 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { type ZodType, z } from 'zod/v4';
 import { TasklineError, type TasklineErrorCode } from '../../core/errors.js';
 
-/** The API's response envelope: `{ success: true, data }` or `{ success: false, message, code }`. */
+/**
+ * The contract's response envelope: `{ "success": true, "data" }` for reads, `{ "success": true,
+ * "message" }` for writes (taskline adds the written record as `data`), and `{ "success": false,
+ * "message", "code" }` with a 4xx (5xx only for a bug or a broken dependency).
+ */
 export type Envelope<T> =
-  | { success: true; data: T }
+  | { success: true; message?: string; data?: T }
   | { success: false; message: string; code: string };
+
+/** The contract's messages for successful writes. */
+export const MESSAGES = {
+  created: 'Delegation created successfully',
+  updated: 'Delegation updated successfully',
+  deleted: 'Delegation deleted successfully',
+  status: 'Delegation status updated successfully',
+} as const;
 
 /** An error with its own HTTP status and code (403 `forbidden`), for API-only refusals. */
 export class HttpError extends Error {
@@ -43,6 +55,11 @@ const STATUS: Partial<Record<TasklineErrorCode, number>> = {
 /** HTTP status for a TasklineError code (500 for codes that mean a bug, not bad input). */
 export function statusOf(code: TasklineErrorCode): number {
   return STATUS[code] ?? 500;
+}
+
+/** A successful write: the contract's message, plus the written record as `data`. */
+export function written<T>(message: string, data?: T): Envelope<T> {
+  return data === undefined ? { success: true, message } : { success: true, message, data };
 }
 
 /**

@@ -9,7 +9,7 @@ export interface StatusChangeMessage {
   type: 'delegation';
   data: Pick<
     DelegationEvent,
-    'delegation_id' | 'version' | 'change' | 'stage' | 'state' | 'time' | 'record'
+    'delegation_id' | 'incarnation' | 'version' | 'change' | 'stage' | 'state' | 'time' | 'record'
   >;
 }
 
@@ -25,7 +25,7 @@ const MAX_BUFFERED = 1 << 20;
 /**
  * Fans bus events out to WebSocket clients: one `watch` on the bus for the whole server, and
  * per client only the changes its identity may see (a party to the record, or the agent the
- * event is addressed to; admins see all), once per record version.
+ * event is addressed to; admins see all), once per version of each incarnation of a record.
  */
 export class DelegationEventsHub {
   private readonly clients = new Set<Client>();
@@ -50,6 +50,7 @@ export class DelegationEventsHub {
       type: 'delegation',
       data: {
         delegation_id: event.delegation_id,
+        incarnation: event.incarnation,
         version: event.version,
         change: event.change,
         time: event.time,
@@ -59,7 +60,7 @@ export class DelegationEventsHub {
       },
     };
     let text: string | undefined;
-    const key = `${event.delegation_id}\u0000${event.version}`;
+    const key = `${event.delegation_id}\u0000${event.incarnation}\u0000${event.version}`;
     for (const client of this.clients) {
       const { identity } = client;
       const allowed =

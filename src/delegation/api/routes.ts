@@ -1,3 +1,8 @@
+/**
+ * The contract's routes under `/delegations`: get, create, update, delete, query, stage status
+ * and submit_result, with the contract's bodies and answers. What taskline adds sits beside
+ * them: API keys with roles, the written record as `data`, paging, `stage` on submit_result.
+ */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
@@ -8,17 +13,20 @@ import {
   type DelegationState,
   type DelegationStore,
   FINAL_STATES,
+  RESULT_STAGE,
 } from '../record.js';
-import { actingAs, canSee, type Identity } from './auth.js';
-import { fail, HttpError, parsePart } from './envelope.js';
+import { loadWithStale } from '../stores/change.js';
+import { canSee, type Identity } from './auth.js';
+import { HttpError, MESSAGES, parsePart, written } from './envelope.js';
 import {
-  CreateBody,
   IdParams,
-  QueryBody,
+  Paging,
+  parseCreateBody,
+  parseQueryBody,
+  parseStatusBody,
+  parseSubmitBody,
+  parseUpdateBody,
   StageParams,
-  StatusBody,
-  SubmitBody,
-  UpdateBody,
 } from './schemas.js';
 
 /** What the routes need. */
@@ -27,41 +35,63 @@ export interface RouteDeps {
   clock: Clock;
   schemas?: ResultSchemaRegistry;
   identityOf(request: FastifyRequest): Identity;
+  /** Resolves once the events of the writes so far are published (bounded by the server). */
+  published?: () => Promise<void>;
 }
 
 function forbidden(message: string): HttpError {
   return new HttpError(403, 'forbidden', message);
 }
 
-/** Which roles may move a stage to each state through the status route. */
-const STATUS_RULES: Record<DelegationState, { sender: boolean; target: boolean; hint?: string }> = {
-  pending: { sender: true, target: false },
-  in_progress: { sender: false, target: true },
-  done: {
-    sender: false,
-    target: false,
-    hint: 'Submit the result with PUT /delegations/submit_result/:id instead.',
-  },
-  failed: { sender: false, target: true },
-  expired: {
-    sender: false,
-    target: false,
-    hint: 'Only the expiry checker (or an admin) expires stages.',
-  },
-  cancelled: { sender: true, target: true },
+const REJECTION_STATUS: Record<string, number> = {
+  not_target: 403,
+  not_found: 404,
+  finished: 409,
+  expired: 409,
 };
 
 /** Registers the delegation record routes on `app`. */
 export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store } = deps;
+  /** The answer to a write, once its events are out (see DelegationsApiOptions). */
+  const answer = async <T>(message: string, data?: T) => {
+    await deps.published?.();
+    return written(message, data);
+  };
 
-  const load = async (request: FastifyRequest, id: string): Promise<DelegationRecord> => {
-    const record = await store.get(id);
-    if (!record) throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
-    if (!canSee(deps.identityOf(request), record)) {
-      throw forbidden(`Delegation ${id} is neither sent nor received by this API key's agent.`);
+  // A key that is not a party to a record gets the same answer as for a missing one, so it
+  // learns nothing about which ids exist.
+  const loadStale = async (request: FastifyRequest, id: string) => {
+    const found = await loadWithStale(store, id);
+    if (!found || !canSee(deps.identityOf(request), found.record)) {
+      throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
     }
-    return record;
+    return found;
+  };
+  const load = async (request: FastifyRequest, id: string): Promise<DelegationRecord> =>
+    (await loadStale(request, id)).record;
+
+  /** Checks a final state reported for `stage` the way an incoming result is checked. */
+  const checkResult = (
+    { record, stale }: { record: DelegationRecord; stale: string[] },
+    stage: string,
+    state: DelegationState,
+    result: unknown,
+  ): unknown => {
+    const check = checkIncomingResult(
+      record,
+      // Both parties report on their own delegation (the record is theirs; a stranger never got
+      // here): the result is checked as the target's.
+      { sender: record.target_subject_id, stage, result: result ?? null },
+      {
+        now: deps.clock.now(),
+        stale,
+        ...(deps.schemas && state === 'done' ? { schemas: deps.schemas } : {}),
+      },
+    );
+    if (!check.ok)
+      throw new HttpError(REJECTION_STATUS[check.reason] ?? 400, check.reason, check.message);
+    return result === undefined ? undefined : check.result;
   };
 
   app.get('/delegations/:id', async (request) => {
@@ -69,38 +99,42 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     return { success: true, data: await load(request, id) };
   });
 
-  app.post('/delegations', async (request, reply) => {
-    const body = parsePart(request, 'body', CreateBody);
+  app.post('/delegations', async (request) => {
+    const record = parseCreateBody(request.body);
     const identity = deps.identityOf(request);
-    if (!identity.admin && body.sender_subject_id !== identity.agent) {
+    if (!identity.admin && record.sender_subject_id !== identity.agent) {
       throw forbidden(
         `This API key acts as ${identity.agent}; it can only create delegations it sends (sender_subject_id).`,
       );
     }
-    const finished = Object.entries(body.status).find(([, s]) => FINAL_STATES.has(s.state));
-    if (finished) {
-      throw new TasklineError(
-        'invalid_argument',
-        `A new delegation cannot start finished (stage "${finished[0]}" is ${finished[1].state}); start it pending.`,
-      );
+    for (const stage of Object.keys(record.status)) {
+      const state = record.status[stage]!.state;
+      if (FINAL_STATES.has(state)) {
+        throw new TasklineError(
+          'invalid_argument',
+          `A new delegation cannot start finished (stage "${stage}" is ${state}); start it pending.`,
+        );
+      }
     }
-    const record = await store.create(body);
-    return reply.code(201).send({ success: true, data: record });
+    return answer(MESSAGES.created, await store.create(record));
   });
 
   app.put('/delegations/:id', async (request) => {
     const { id } = parsePart(request, 'params', IdParams);
-    const body = parsePart(request, 'body', UpdateBody);
+    const patch = parseUpdateBody(request.body);
     const record = await load(request, id);
     const identity = deps.identityOf(request);
-    if (
-      body.target_subject_id !== undefined &&
-      !identity.admin &&
-      record.sender_subject_id !== identity.agent
-    ) {
-      throw forbidden('Only the sender (or an admin) can re-target a delegation.');
+    if (!identity.admin) {
+      const changes = (field: keyof DelegationRecord) =>
+        Object.hasOwn(patch, field) && patch[field] !== record[field];
+      if (changes('target_subject_id') && record.sender_subject_id !== identity.agent) {
+        throw forbidden('Only the sender (or an admin) can re-target a delegation.');
+      }
+      if (changes('sender_subject_id')) {
+        throw forbidden('Only an admin key can change who sent a delegation.');
+      }
     }
-    return { success: true, data: await store.update(id, body) };
+    return answer(MESSAGES.updated, await store.update(id, patch));
   });
 
   app.delete('/delegations/:id', async (request) => {
@@ -110,82 +144,70 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     if (!identity.admin && record.sender_subject_id !== identity.agent) {
       throw forbidden('Only the sender (or an admin) can delete a delegation.');
     }
-    if (!(await store.delete(id)))
+    if (!(await store.delete(id))) {
       throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
-    return { success: true, data: { deleted: true, delegation_id: id } };
+    }
+    return answer(MESSAGES.deleted);
   });
 
   app.post('/delegations/query', async (request) => {
-    const body = parsePart(request, 'body', QueryBody);
+    const query = parseQueryBody(request.body);
+    const paging = Paging.safeParse(request.query ?? {});
+    if (!paging.success) {
+      throw new TasklineError(
+        'invalid_argument',
+        'Paging is ?limit=<1..500>&cursor=<the "next" of the previous answer>.',
+      );
+    }
+    const limit = query.limit ?? paging.data.limit;
+    const cursor = query.cursor ?? paging.data.cursor;
     const identity = deps.identityOf(request);
-    const filter = (
-      identity.admin
-        ? body.filter
-        : {
-            $and: [
-              body.filter,
-              {
-                $or: [{ sender_subject_id: identity.agent }, { target_subject_id: identity.agent }],
-              },
-            ],
-          }
-    ) as DelegationFilter;
+    const filter: DelegationFilter = identity.admin
+      ? query.filter
+      : {
+          $and: [
+            query.filter,
+            { $or: [{ sender_subject_id: identity.agent }, { target_subject_id: identity.agent }] },
+          ],
+        };
     const page = await store.query(filter, {
-      ...(body.limit !== undefined ? { limit: body.limit } : {}),
-      ...(body.cursor !== undefined ? { cursor: body.cursor } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+      ...(cursor !== undefined ? { cursor } : {}),
     });
-    return { success: true, data: page };
+    return { success: true, data: page.items, ...(page.next ? { next: page.next } : {}) };
   });
 
   app.put('/delegations/:id/status/:stage', async (request) => {
     const { id, stage } = parsePart(request, 'params', StageParams);
-    const body = parsePart(request, 'body', StatusBody);
-    const record = await load(request, id);
-    const identity = deps.identityOf(request);
-    if (!identity.admin) {
-      const rule = STATUS_RULES[body.state];
-      const isSender = record.sender_subject_id === identity.agent;
-      const isTarget = record.target_subject_id === identity.agent;
-      if (!((isSender && rule.sender) || (isTarget && rule.target))) {
-        throw forbidden(
-          `${identity.agent} may not set a stage to ${body.state}. ${rule.hint ?? 'Senders may cancel or add pending stages; targets may start, fail or cancel.'}`,
-        );
-      }
+    const body = parseStatusBody(request.body);
+    const found = await loadStale(request, id);
+    if (body.state === 'expired' && !deps.identityOf(request).admin) {
+      throw forbidden('Only the expiry checker (or an admin key) expires stages.');
+    }
+    let result = body.delegation_result;
+    if (body.state === 'done' || body.state === 'failed') {
+      result = checkResult(found, stage, body.state, result);
     }
     const updated = await store.setStage(id, stage, {
       state: body.state,
+      ...(body.time !== undefined ? { time: body.time } : {}),
       ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
+      ...(result !== undefined ? { delegation_result: result } : {}),
     });
-    return { success: true, data: updated };
+    return answer(MESSAGES.status, updated);
   });
 
-  app.put('/delegations/submit_result/:id', async (request, reply) => {
+  app.put('/delegations/submit_result/:id', async (request) => {
     const { id } = parsePart(request, 'params', IdParams);
-    const body = parsePart(request, 'body', SubmitBody);
-    const record = await load(request, id);
-    const identity = deps.identityOf(request);
-    const state = body.state ?? 'done';
-    const stage = body.stage ?? 'execution';
-    const check = checkIncomingResult(
-      record,
-      { sender: actingAs(identity, record.target_subject_id), stage, result: body.result },
-      {
-        now: deps.clock.now(),
-        ...(deps.schemas && state === 'done' ? { schemas: deps.schemas } : {}),
-      },
-    );
-    if (!check.ok) {
-      const status =
-        check.reason === 'not_target'
-          ? 403
-          : check.reason === 'not_found'
-            ? 404
-            : check.reason === 'finished' || check.reason === 'expired'
-              ? 409
-              : 400;
-      return fail(reply, status, check.reason, check.message);
-    }
-    const updated = await store.setStage(id, stage, { state, delegation_result: check.result });
-    return { success: true, data: updated };
+    const body = parseSubmitBody(request.body);
+    const found = await loadStale(request, id);
+    const stage = body.stage ?? RESULT_STAGE;
+    const result = checkResult(found, stage, body.state, body.delegation_result);
+    const updated = await store.setStage(id, stage, {
+      state: body.state,
+      ...(body.time !== undefined ? { time: body.time } : {}),
+      ...(result !== undefined ? { delegation_result: result } : {}),
+    });
+    return answer(MESSAGES.status, updated);
   });
 }

@@ -1,6 +1,6 @@
 import type {} from '@fastify/websocket';
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
 import { errorMessage, logDelegation } from '../bus/log.js';
@@ -16,6 +16,7 @@ import { hasOutbox } from '../stores/change.js';
 import type { ApiKeys, Identity } from './auth.js';
 import { fail, HttpError, statusOf } from './envelope.js';
 import { DelegationEventsHub } from './events-hub.js';
+import { registerJsonBody } from './json-body.js';
 import { registerDelegationRoutes } from './routes.js';
 
 /** Options of {@link createDelegationsApi}. */
@@ -31,6 +32,13 @@ export interface DelegationsApiOptions {
   bodyLimit?: number;
   /** Run an outbox publisher for the store (default true when it has an outbox). */
   publisher?: boolean | Omit<OutboxPublisherOptions, 'store' | 'bus'>;
+  /**
+   * How long a write waits for its events to be published before it answers (default 250 ms on
+   * the clock; 0 answers at once). As in the contract, a client that hears "created" finds the
+   * event already published; if the bus is slow or down the answer goes out anyway and the
+   * outbox publishes later.
+   */
+  publishBeforeAnswerMs?: number;
 }
 
 /** A built API: the Fastify app plus lifecycle. */
@@ -53,9 +61,10 @@ const FASTIFY_MESSAGES: Record<string, (e: FastifyError, limit: number) => [numb
 };
 
 /**
- * The HTTP + WebSocket API for delegation records (Fastify 5, zod-validated bodies, bearer API
- * keys). Fastify and @fastify/websocket load on first call. Every response uses the envelope
- * `{ success, data | message }`; bad input is a 4xx, never a 500.
+ * The HTTP + WebSocket API for delegation records, speaking the published wire contract (routes
+ * under `/delegations`, the `{ success, data | message }` envelope, integer epoch-second times)
+ * with bearer API keys as a documented addition. Fastify and @fastify/websocket load on first
+ * call. Every body is validated; bad input is a 4xx in the same envelope, never a 500.
  */
 export async function createDelegationsApi(
   options: DelegationsApiOptions,
@@ -92,6 +101,7 @@ export async function createDelegationsApi(
   });
   const identities = new WeakMap<FastifyRequest, Identity>();
   const hub = new DelegationEventsHub();
+  registerJsonBody(app, bodyLimit);
 
   app.setErrorHandler((error: unknown, request, reply) => {
     if (error instanceof HttpError) return fail(reply, error.status, error.code, error.message);
@@ -159,15 +169,29 @@ export async function createDelegationsApi(
     hub.add(socket, identityOf(request));
   });
 
+  let publisher: OutboxPublisher | undefined;
+  const waitMs = options.publishBeforeAnswerMs ?? 250;
+  const published = async (): Promise<void> => {
+    if (!publisher || waitMs <= 0) return;
+    let timer: TimerHandle | undefined;
+    await Promise.race([
+      publisher.drain().catch(() => 0),
+      new Promise<void>((resolve) => {
+        timer = clock.setTimer(waitMs, resolve);
+      }),
+    ]);
+    timer?.cancel();
+  };
+
   registerDelegationRoutes(app, {
     store: options.store,
     clock,
     identityOf,
+    published,
     ...(options.schemas ? { schemas: options.schemas } : {}),
   });
 
   await hub.start(options.bus);
-  let publisher: OutboxPublisher | undefined;
   if (options.publisher !== false && hasOutbox(options.store)) {
     const tuning = typeof options.publisher === 'object' ? options.publisher : {};
     publisher = startOutboxPublisher({ clock, ...tuning, store: options.store, bus: options.bus });

@@ -1,6 +1,7 @@
 import { z } from 'zod/v4';
-import { DelegationRecord, DelegationState, FINAL_STATES } from '../record.js';
+import { type DelegationRecord, DelegationState, FINAL_STATES } from '../record.js';
 import type { DelegationChange } from '../stores/change.js';
+import { parseRecord } from '../validate.js';
 
 /**
  * Event kinds on the bus: `delegation_task` (new work, to the target), `delegation_result` (a
@@ -16,23 +17,33 @@ export const DelegationEventKind = z.enum([
 /** One of the four event kinds. */
 export type DelegationEventKind = z.infer<typeof DelegationEventKind>;
 
-/**
- * One event about one version of one delegation, addressed to one agent (`to`). Carries the
- * record as it was after the change, so a receiver needs no extra read to act on it.
- */
-export const DelegationEvent = z.object({
+const EventEnvelope = z.object({
   event: DelegationEventKind,
   delegation_id: z.string().min(1),
   version: z.number().int().min(1),
+  incarnation: z.string().min(1),
   to: z.string().min(1),
   change: z.enum(['create', 'stage', 'update', 'delete']),
   stage: z.string().optional(),
   state: DelegationState.optional(),
-  time: z.string(),
-  record: DelegationRecord,
+  time: z.number().int(),
+  record: z.unknown(),
 });
-/** A delegation event. */
-export type DelegationEvent = z.infer<typeof DelegationEvent>;
+
+/**
+ * One event about one version of one incarnation of one delegation, addressed to one agent
+ * (`to`). Carries the record as it was after the change, so a receiver needs no extra read to
+ * act on it. taskline's own (durable) event; the contract's event JSON is derived from it.
+ */
+export type DelegationEvent = Omit<z.infer<typeof EventEnvelope>, 'record'> & {
+  record: DelegationRecord;
+};
+
+/** Parses an event received from the wire; throws when it is not one. */
+export function parseDelegationEvent(input: unknown): DelegationEvent {
+  const envelope = EventEnvelope.parse(input);
+  return { ...envelope, record: parseRecord(envelope.record, 'event record') };
+}
 
 /** Which inbox of an agent an event goes to: work to do, or replies about work it sent. */
 export type DelegationChannel = 'work' | 'reply';
@@ -43,11 +54,14 @@ export function channelOf(kind: DelegationEventKind): DelegationChannel {
 }
 
 /**
- * The dedupe key of an event: delegation id + event kind + version. Each key goes to exactly
- * one agent, so it is also the NATS message id.
+ * The dedupe key of an event: delegation id + incarnation + event kind + version. Each key goes
+ * to exactly one agent, so it is also the NATS message id; the incarnation keeps a record
+ * created again under a deleted id from colliding with the old one's events.
  */
-export function eventKey(e: Pick<DelegationEvent, 'delegation_id' | 'event' | 'version'>): string {
-  return `${e.delegation_id}:${e.event}:${e.version}`;
+export function eventKey(
+  e: Pick<DelegationEvent, 'delegation_id' | 'incarnation' | 'event' | 'version'>,
+): string {
+  return `${e.delegation_id}:${e.incarnation}:${e.event}:${e.version}`;
 }
 
 /**
@@ -61,6 +75,7 @@ export function eventsForChange(change: DelegationChange): DelegationEvent[] {
   const base = {
     delegation_id: change.delegation_id,
     version: change.version,
+    incarnation: change.incarnation,
     change: change.op,
     time: change.time,
     record,
@@ -105,7 +120,9 @@ export function eventsForChange(change: DelegationChange): DelegationEvent[] {
     }
     case 'delete': {
       const out = [toSender('delegation_status')];
-      const open = Object.values(record.status).some((s) => !FINAL_STATES.has(s.state));
+      const open = Object.keys(record.status).some(
+        (k) => !FINAL_STATES.has(record.status[k]!.state),
+      );
       if (open) out.push(toTarget('delegation_cancel'));
       return out;
     }

@@ -9,6 +9,7 @@ import type {
   DelegationEventHandler,
   PublishAck,
   SubscribeOptions,
+  WatchOptions,
 } from './types.js';
 
 /** Bounds of an {@link InProcessDelegationBus}. */
@@ -178,10 +179,15 @@ export class InProcessDelegationBus implements DelegationBus {
     };
   }
 
-  async watch(handler: (event: DelegationEvent) => void): Promise<BusSubscription> {
+  async watch(
+    handler: (event: DelegationEvent) => void,
+    options: WatchOptions = {},
+  ): Promise<BusSubscription> {
     this.assertOpen();
-    this.watchers.add(handler);
-    return { close: async () => void this.watchers.delete(handler) };
+    const to = options.to;
+    const watcher = to === undefined ? handler : (e: DelegationEvent) => e.to === to && handler(e);
+    this.watchers.add(watcher);
+    return { close: async () => void this.watchers.delete(watcher) };
   }
 
   async signal(to: string, message: SelectionMessage): Promise<void> {

@@ -7,8 +7,15 @@ import type {
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
+import { contractMessageOf, contractSubject } from './contract.js';
 import { RecentKeys, Slots } from './dedupe.js';
-import { channelOf, type DelegationChannel, DelegationEvent, eventKey } from './events.js';
+import {
+  channelOf,
+  type DelegationChannel,
+  type DelegationEvent,
+  eventKey,
+  parseDelegationEvent,
+} from './events.js';
 import { errorMessage, logDelegation } from './log.js';
 import { SelectionMessage } from './signals.js';
 import { agentToken, checkBusPrefix } from './subjects.js';
@@ -18,6 +25,7 @@ import type {
   DelegationEventHandler,
   PublishAck,
   SubscribeOptions,
+  WatchOptions,
 } from './types.js';
 
 /** Options of {@link NatsDelegationBus.connect}. */
@@ -26,6 +34,11 @@ export interface NatsDelegationBusOptions {
   servers?: string | string[];
   /** An open connection the caller owns (the bus never closes it). */
   connection?: NatsConnection;
+  /**
+   * Wait between reconnect attempts when the server goes away (default 2 s). The bus's own
+   * connection never stops trying: events wait in the store's outbox meanwhile.
+   */
+  reconnectWaitMs?: number;
   /** Subject root and stream-name stem (default `taskline`); one prefix = one isolated bus. */
   prefix?: string;
   /** Time a delivered event may stay unacknowledged before redelivery (default 30 s). */
@@ -40,6 +53,12 @@ export interface NatsDelegationBusOptions {
   batch?: number;
   /** Event keys remembered for consumer-side dedupe (default 10,000). */
   dedupeWindow?: number;
+  /**
+   * The contract's events on plain NATS subjects named after the receiving agent (`agentB`),
+   * for subscribers that know nothing of taskline. Default on, with bare agent names; give a
+   * `prefix` to publish on `<prefix>.<agent>` instead, or `false` to publish none.
+   */
+  contract?: false | { prefix?: string };
 }
 
 type NatsCore = typeof import('@nats-io/transport-node');
@@ -51,15 +70,23 @@ function backoffMs(attempt: number): number {
 }
 
 /**
- * The cross-process bus on NATS JetStream: one stream per prefix holding
- * `<prefix>.to.<agent>.<work|reply>.<event>`, one durable pull consumer per agent inbox with
- * explicit ack (redelivered after `ackWaitMs`, while a slow handler keeps it alive with
- * `working()`), msg-id dedupe on publish and key dedupe on receive. Selection signals use plain
- * NATS subjects `<prefix>.signal.<agent>`. The NATS client is loaded on `connect`.
+ * The cross-process bus on NATS JetStream. Work for an agent (`delegation_task`, cancels) goes
+ * to `<prefix>.to.<agent>.work.<event>` in a work-queue stream (`<prefix>_jobs`): one durable
+ * pull consumer per agent, shared by every worker serving that agent id, so a pool of workers
+ * takes each job exactly once and a job whose worker died is redelivered to another. Replies
+ * (`delegation_result`, status) go to `<prefix>.to.<agent>.reply.<event>` in a limits stream
+ * (`<prefix>_delegations`, kept `maxAgeMs`). Both: explicit ack (redelivered after `ackWaitMs`,
+ * while a slow handler keeps it alive with `working()`), msg-id dedupe on publish and key dedupe
+ * on receive. After JetStream has stored an event, its contract JSON is also published on the
+ * plain subject named after the receiving agent (see {@link NatsDelegationBusOptions.contract}).
+ * Selection signals use plain subjects `<prefix>.signal.<agent>`. The NATS client is loaded on
+ * `connect`.
  */
 export class NatsDelegationBus implements DelegationBus {
-  /** The JetStream stream this bus uses. */
+  /** The JetStream stream holding replies (results, status) to agents. */
   readonly stream: string;
+  /** The JetStream work-queue stream holding work (tasks, cancels) for agents and pools. */
+  readonly jobStream: string;
   private readonly handled: RecentKeys;
   private readonly closers = new Set<() => Promise<void>>();
   private closed = false;
@@ -76,14 +103,24 @@ export class NatsDelegationBus implements DelegationBus {
       Pick<NatsDelegationBusOptions, 'ackWaitMs' | 'maxDeliver' | 'batch'>
     >,
     dedupeWindow: number,
+    private readonly contractPrefix: string | undefined,
   ) {
     this.stream = `${prefix}_delegations`;
+    this.jobStream = `${prefix}_jobs`;
     this.handled = new RecentKeys(dedupeWindow);
   }
 
   /** Connects (or adopts `connection`) and creates the stream if it does not exist. */
   static async connect(options: NatsDelegationBusOptions = {}): Promise<NatsDelegationBus> {
     const prefix = checkBusPrefix(options.prefix ?? 'taskline');
+    const contractPrefix =
+      options.contract === false ? undefined : (options.contract?.prefix ?? '');
+    if (contractPrefix && contractSubject('agent', contractPrefix) === undefined) {
+      throw new TasklineError(
+        'invalid_argument',
+        `Contract subject prefix ${JSON.stringify(contractPrefix)} is not a NATS subject; use tokens like "org.agents".`,
+      );
+    }
     const [core, jsMod] = await Promise.all([
       loadOptional(
         () => import('@nats-io/transport-node'),
@@ -101,6 +138,8 @@ export class NatsDelegationBus implements DelegationBus {
       (await core.connect({
         servers: options.servers ?? process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222',
         name: `taskline-delegations-${prefix}`,
+        maxReconnectAttempts: -1,
+        reconnectTimeWait: options.reconnectWaitMs ?? 2_000,
       }));
     try {
       const jsm = await jsMod.jetstreamManager(nc);
@@ -118,8 +157,9 @@ export class NatsDelegationBus implements DelegationBus {
           batch: options.batch ?? 64,
         },
         options.dedupeWindow ?? 10_000,
+        contractPrefix,
       );
-      await bus.ensureStream(
+      await bus.ensureStreams(
         options.maxAgeMs ?? 7 * 86_400_000,
         options.duplicateWindowMs ?? 120_000,
       );
@@ -130,26 +170,64 @@ export class NatsDelegationBus implements DelegationBus {
     }
   }
 
-  private async ensureStream(maxAgeMs: number, duplicateWindowMs: number): Promise<void> {
-    try {
-      await this.jsm.streams.info(this.stream);
+  private async ensureStreams(maxAgeMs: number, duplicateWindowMs: number): Promise<void> {
+    const { RetentionPolicy } = this.jsMod;
+    const common = {
+      max_age: this.core.nanos(maxAgeMs),
+      duplicate_window: this.core.nanos(duplicateWindowMs),
+    };
+    // Replies first: a stream from before work queues captured `<prefix>.to.>`, and must give
+    // up the work subjects before the work-queue stream can take them.
+    await this.ensureStream(
+      this.stream,
+      [this.channelSubjects('reply')],
+      RetentionPolicy.Limits,
+      common,
+    );
+    await this.ensureStream(
+      this.jobStream,
+      [this.channelSubjects('work')],
+      RetentionPolicy.Workqueue,
+      common,
+    );
+  }
+
+  private async ensureStream(
+    name: string,
+    subjects: string[],
+    retention: import('@nats-io/jetstream').RetentionPolicy,
+    common: { max_age: number; duplicate_window: number },
+  ): Promise<void> {
+    const existing = await this.jsm.streams.info(name).catch(() => undefined);
+    if (existing) {
+      if (existing.config.retention !== retention) {
+        throw new TasklineError(
+          'invalid_state',
+          `NATS stream ${name} has retention ${existing.config.retention}, not ${retention}; delete it (nats stream rm ${name}) or use another prefix.`,
+        );
+      }
+      const same =
+        existing.config.subjects?.length === subjects.length &&
+        subjects.every((s) => existing.config.subjects?.includes(s));
+      if (!same) await this.jsm.streams.update(name, { ...existing.config, subjects });
       return;
-    } catch {
-      // not there yet: create it below
     }
     try {
-      await this.jsm.streams.add({
-        name: this.stream,
-        subjects: [`${this.prefix}.to.>`],
-        max_age: this.core.nanos(maxAgeMs),
-        duplicate_window: this.core.nanos(duplicateWindowMs),
-      });
+      await this.jsm.streams.add({ name, subjects, retention, ...common });
     } catch (error) {
       // Another process may have created it in between.
-      await this.jsm.streams.info(this.stream).catch(() => {
+      await this.jsm.streams.info(name).catch(() => {
         throw error;
       });
     }
+  }
+
+  private channelSubjects(channel: DelegationChannel): string {
+    return `${this.prefix}.to.*.${channel}.*`;
+  }
+
+  private streamOf(channel: DelegationChannel): string {
+    return channel === 'work' ? this.jobStream : this.stream;
   }
 
   private subject(agentId: string, channel: DelegationChannel, kind: string): string {
@@ -160,22 +238,50 @@ export class NatsDelegationBus implements DelegationBus {
     if (this.closed) throw new TasklineError('invalid_state', 'This delegation bus is closed.');
   }
 
+  /**
+   * Stores the event in JetStream (deduplicated by {@link eventKey}), then publishes its
+   * contract JSON on the receiving agent's plain subject. The contract message goes out after
+   * every store, duplicates included: a publisher retrying after a crash may repeat it (each
+   * carries the event key as `Nats-Msg-Id`), but never drops it.
+   */
   async publish(event: DelegationEvent): Promise<PublishAck> {
     this.assertOpen();
+    const key = eventKey(event);
     const ack = await this.js.publish(
       this.subject(event.to, channelOf(event.event), event.event),
       JSON.stringify(event),
-      { msgID: eventKey(event) },
+      { msgID: key },
     );
+    this.publishContract(event, key);
     return { duplicate: ack.duplicate };
   }
 
-  private async ensureConsumer(durable: string, filter: string): Promise<void> {
+  private readonly unroutable = new RecentKeys(1_000);
+
+  private publishContract(event: DelegationEvent, key: string): void {
+    if (this.contractPrefix === undefined) return;
+    const message = contractMessageOf(event);
+    if (!message) return;
+    const subject = contractSubject(message.to, this.contractPrefix);
+    if (subject === undefined) {
+      if (this.unroutable.add(message.to)) {
+        logDelegation('warn', 'agent id is not a NATS subject; no contract event for it', {
+          agent: message.to,
+        });
+      }
+      return;
+    }
+    const headers = this.core.headers();
+    headers.set('Nats-Msg-Id', key);
+    this.nc.publish(subject, JSON.stringify(message.event), { headers });
+  }
+
+  private async ensureConsumer(stream: string, durable: string, filter: string): Promise<void> {
     const ackWait = this.core.nanos(this.options.ackWaitMs);
     try {
-      const info = await this.jsm.consumers.info(this.stream, durable);
+      const info = await this.jsm.consumers.info(stream, durable);
       if (info.config.ack_wait !== ackWait || info.config.max_deliver !== this.options.maxDeliver) {
-        await this.jsm.consumers.update(this.stream, durable, {
+        await this.jsm.consumers.update(stream, durable, {
           ack_wait: ackWait,
           max_deliver: this.options.maxDeliver,
         });
@@ -185,7 +291,7 @@ export class NatsDelegationBus implements DelegationBus {
       // not there yet: create it below
     }
     try {
-      await this.jsm.consumers.add(this.stream, {
+      await this.jsm.consumers.add(stream, {
         durable_name: durable,
         ack_policy: this.jsMod.AckPolicy.Explicit,
         deliver_policy: this.jsMod.DeliverPolicy.All,
@@ -195,7 +301,7 @@ export class NatsDelegationBus implements DelegationBus {
         max_ack_pending: 1_000,
       });
     } catch (error) {
-      await this.jsm.consumers.info(this.stream, durable).catch(() => {
+      await this.jsm.consumers.info(stream, durable).catch(() => {
         throw error;
       });
     }
@@ -208,10 +314,21 @@ export class NatsDelegationBus implements DelegationBus {
     options: SubscribeOptions = {},
   ): Promise<BusSubscription> {
     this.assertOpen();
+    if (channel === 'work' && options.durable !== undefined) {
+      throw new TasklineError(
+        'invalid_argument',
+        'Work is a queue shared by every worker of an agent id; a separate durable consumer only applies to replies.',
+      );
+    }
     const suffix = options.durable === undefined ? '' : `_${agentToken(options.durable)}`;
     const durable = `${channel}_${agentToken(agentId)}${suffix}`;
-    await this.ensureConsumer(durable, `${this.prefix}.to.${agentToken(agentId)}.${channel}.*`);
-    const consumer = await this.js.consumers.get(this.stream, durable);
+    const stream = this.streamOf(channel);
+    await this.ensureConsumer(
+      stream,
+      durable,
+      `${this.prefix}.to.${agentToken(agentId)}.${channel}.*`,
+    );
+    const consumer = await this.js.consumers.get(stream, durable);
     const concurrency = Math.max(1, options.concurrency ?? 1);
     // Pull little more than can run at once: a message waiting in the local buffer still runs
     // down its ack wait, and would be redelivered while it waits.
@@ -248,7 +365,7 @@ export class NatsDelegationBus implements DelegationBus {
   private async handle(m: JsMsg, agentId: string, handler: DelegationEventHandler): Promise<void> {
     let event: DelegationEvent;
     try {
-      event = DelegationEvent.parse(JSON.parse(m.string()));
+      event = parseDelegationEvent(JSON.parse(m.string()));
     } catch (error) {
       logDelegation('error', 'malformed delegation event dropped', {
         subject: m.subject,
@@ -281,15 +398,26 @@ export class NatsDelegationBus implements DelegationBus {
     }
   }
 
-  async watch(handler: (event: DelegationEvent) => void): Promise<BusSubscription> {
+  async watch(
+    handler: (event: DelegationEvent) => void,
+    options: WatchOptions = {},
+  ): Promise<BusSubscription> {
     this.assertOpen();
-    const sub = this.nc.subscribe(`${this.prefix}.to.>`, {
+    const subject =
+      options.to === undefined
+        ? `${this.prefix}.to.>`
+        : `${this.prefix}.to.${agentToken(options.to)}.>`;
+    const sub = this.nc.subscribe(subject, {
       callback: (err, msg) => {
         if (err) return;
-        const parsed = DelegationEvent.safeParse(safeJson(msg.string()));
-        if (!parsed.success) return;
+        let event: DelegationEvent;
         try {
-          handler(parsed.data);
+          event = parseDelegationEvent(safeJson(msg.string()));
+        } catch {
+          return;
+        }
+        try {
+          handler(event);
         } catch (error) {
           logDelegation('warn', 'delegation watcher failed', { error: errorMessage(error) });
         }
@@ -334,9 +462,12 @@ export class NatsDelegationBus implements DelegationBus {
     return { close };
   }
 
-  /** Deletes this bus's stream and every event in it (tests and benches clean up with it). */
+  /** Deletes this bus's streams and every event in them (tests and benches clean up with it). */
   async deleteStream(): Promise<void> {
-    await this.jsm.streams.delete(this.stream);
+    await Promise.allSettled([
+      this.jsm.streams.delete(this.stream),
+      this.jsm.streams.delete(this.jobStream),
+    ]);
   }
 
   async close(): Promise<void> {

@@ -1,7 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
-import { type DelegationRecord, type DelegationStore, FINAL_STATES } from '../record.js';
+import {
+  type DelegationRecord,
+  type DelegationStore,
+  deadlineSeconds,
+  epochSeconds,
+  FINAL_STATES,
+  RESULT_STAGE,
+  stageOf,
+} from '../record.js';
 import { hasOutbox } from '../stores/change.js';
 import { RecentKeys } from './dedupe.js';
 import type { DelegationEvent } from './events.js';
@@ -18,7 +26,7 @@ export interface DelegationResult {
   delegation_id: string;
   stage: string;
   state: 'done' | 'failed' | 'expired' | 'cancelled';
-  /** The stage's `delegation_result` (for `failed`, `{ error }`). */
+  /** The stage's `delegation_result` (for `failed`, the error message). */
   result?: unknown;
   record: DelegationRecord;
 }
@@ -36,8 +44,11 @@ export interface NewDelegation {
   sub_task_id?: string;
   /** Default 0. */
   workflow_level?: number;
-  /** Stage to create, pending (default "execution"). */
-  stage?: string;
+  /**
+   * Stage to create, pending (default "execution"); `null` creates none, as a contract client
+   * does (the worker then reports in the contract's `delegation_result` stage).
+   */
+  stage?: string | null;
   /** Deadline, ms from now on the sender's clock (the expiry checker enforces it). */
   deadlineMs?: number;
 }
@@ -89,7 +100,7 @@ interface Waiter {
 }
 
 function resultOf(record: DelegationRecord, stage: string): DelegationResult | undefined {
-  const s = record.status[stage];
+  const s = stageOf(record, stage);
   if (!s || !FINAL_STATES.has(s.state)) return undefined;
   return {
     delegation_id: record.delegation_id,
@@ -111,14 +122,14 @@ export async function createDelegationSender(
   const eventListeners = new Set<(e: DelegationEvent) => void>();
   const delivered = new RecentKeys(10_000);
 
-  const emit = (result: DelegationResult) => {
+  const emit = (result: DelegationResult, incarnation: string) => {
     for (const w of [...waiters]) {
       if (w.id === result.delegation_id && (w.stage === undefined || w.stage === result.stage)) {
         waiters.delete(w);
         w.resolve(result);
       }
     }
-    if (!delivered.add(`${result.delegation_id}\u0000${result.stage}`)) return;
+    if (!delivered.add(`${result.delegation_id}\u0000${incarnation}\u0000${result.stage}`)) return;
     for (const l of resultListeners) {
       try {
         l(result);
@@ -138,7 +149,7 @@ export async function createDelegationSender(
     }
     if (event.event === 'delegation_result' && event.stage !== undefined) {
       const result = resultOf(event.record, event.stage);
-      if (result) emit(result);
+      if (result) emit(result, event.incarnation);
     }
   });
 
@@ -153,7 +164,20 @@ export async function createDelegationSender(
     async delegate(input) {
       const id = input.delegation_id ?? randomUUID();
       const now = clock.now();
-      const stage = input.stage ?? 'execution';
+      const stage = input.stage === undefined ? 'execution' : input.stage;
+      const status: DelegationRecord['status'] = {};
+      if (stage !== null) {
+        Object.defineProperty(status, stage, {
+          enumerable: true,
+          value: {
+            state: 'pending',
+            time: epochSeconds(now),
+            ...(input.deadlineMs !== undefined
+              ? { deadline: deadlineSeconds(now + input.deadlineMs) }
+              : {}),
+          },
+        });
+      }
       return store.create({
         delegation_id: id,
         task_id: input.task_id ?? id,
@@ -162,15 +186,7 @@ export async function createDelegationSender(
         delegation_type: input.delegation_type,
         sender_subject_id: agentId,
         target_subject_id: input.target,
-        status: {
-          [stage]: {
-            state: 'pending',
-            time: new Date(now).toISOString(),
-            ...(input.deadlineMs !== undefined
-              ? { deadline: new Date(now + input.deadlineMs).toISOString() }
-              : {}),
-          },
-        },
+        status,
         sub_task_data: input.sub_task_data ?? {},
       });
     },
@@ -224,7 +240,10 @@ export async function createDelegationSender(
               reject(new TasklineError('not_found', `Delegation ${delegationId} does not exist.`));
               return;
             }
-            const stages = opts.stage !== undefined ? [opts.stage] : Object.keys(record.status);
+            const stages =
+              opts.stage !== undefined
+                ? [opts.stage]
+                : [RESULT_STAGE, ...Object.keys(record.status)];
             for (const stage of stages) {
               const result = resultOf(record, stage);
               if (result) {

@@ -14,7 +14,8 @@ export const SelectionMessage = z.discriminatedUnion('kind', [
     kind: z.literal('bid_request'),
     round: z.string(),
     from: z.string(),
-    deadline: z.string(),
+    /** When answers stop counting, integer epoch seconds (rounded up). */
+    deadline: z.number().int(),
     ...Task,
   }),
   z.object({
@@ -29,7 +30,8 @@ export const SelectionMessage = z.discriminatedUnion('kind', [
     kind: z.literal('vote_request'),
     round: z.string(),
     from: z.string(),
-    deadline: z.string(),
+    /** When answers stop counting, integer epoch seconds (rounded up). */
+    deadline: z.number().int(),
     candidates: z.array(z.string()),
     ...Task,
   }),

@@ -23,6 +23,12 @@ export interface SubscribeOptions {
   durable?: string;
 }
 
+/** Options of {@link DelegationBus.watch}. */
+export interface WatchOptions {
+  /** Only events addressed to this agent. */
+  to?: string;
+}
+
 /** A live subscription; `close()` stops delivery (unacknowledged events are delivered again later). */
 export interface BusSubscription {
   close(): Promise<void>;
@@ -47,7 +53,11 @@ export interface DelegationBus {
     handler: DelegationEventHandler,
     options?: SubscribeOptions,
   ): Promise<BusSubscription>;
-  watch(handler: (event: DelegationEvent) => void): Promise<BusSubscription>;
+  /** Sees every event as it is published (best effort); `to` narrows it to one agent's events. */
+  watch(
+    handler: (event: DelegationEvent) => void,
+    options?: WatchOptions,
+  ): Promise<BusSubscription>;
   signal(to: string, message: SelectionMessage): Promise<void>;
   onSignal(agentId: string, handler: (message: SelectionMessage) => void): Promise<BusSubscription>;
   close(): Promise<void>;

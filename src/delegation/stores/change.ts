@@ -12,8 +12,14 @@ export interface DelegationChange {
   delegation_id: string;
   /** The record's version after this change (1 after create; delete bumps it once more). */
   version: number;
-  /** ISO time of the change, from the store's clock. */
-  time: string;
+  /**
+   * Random id of this incarnation of the record, new on every create: a record deleted and
+   * created again under the same id is a new incarnation, so its events are never mistaken for
+   * the old one's (event keys and dedupe windows include it).
+   */
+  incarnation: string;
+  /** Time of the change, integer epoch seconds on the store's clock. */
+  time: number;
   /** The record after the change (for `delete`, as it was when deleted). */
   record: DelegationRecord;
   /** For `stage`: the stage that moved, its new state and the state it left (absent if new). */
@@ -22,6 +28,15 @@ export interface DelegationChange {
   from?: DelegationState;
   /** For `update`: the target before the change, when the update re-targeted the record. */
   previous_target?: string;
+}
+
+/** A stored record with what the store keeps beside it. */
+export interface VersionedRecord {
+  record: DelegationRecord;
+  version: number;
+  incarnation: string;
+  /** Open stages written with a deadline already past (never expired by the checker). */
+  stale: string[];
 }
 
 /** A change waiting in the outbox, with its position (`seq`) for acknowledging it. */
@@ -49,8 +64,24 @@ export interface DelegationOutbox {
 
 /** A store whose every write also lands in an outbox: the SQLite and Postgres stores. */
 export interface DurableDelegationStore extends DelegationStore, DelegationOutbox {
-  /** The record with its version, or undefined. */
-  getVersioned(id: string): Promise<{ record: DelegationRecord; version: number } | undefined>;
+  /** The record with its version and incarnation, or undefined. */
+  getVersioned(id: string): Promise<VersionedRecord | undefined>;
+}
+
+/**
+ * A record with the stages whose deadline was already past when written (see `staleStages`):
+ * from a durable store's `getVersioned`, else no stale stages.
+ */
+export async function loadWithStale(
+  store: DelegationStore,
+  id: string,
+): Promise<{ record: DelegationRecord; stale: string[] } | undefined> {
+  if (!hasOutbox(store)) {
+    const record = await store.get(id);
+    return record ? { record, stale: [] } : undefined;
+  }
+  const found = await store.getVersioned(id);
+  return found ? { record: found.record, stale: found.stale } : undefined;
 }
 
 /** True when `store` keeps an outbox (so a publisher can turn its writes into bus events). */

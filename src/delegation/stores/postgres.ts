@@ -1,30 +1,45 @@
+import { randomUUID } from 'node:crypto';
 import type { Pool, QueryResult, QueryResultRow } from 'pg';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
 import {
+  type BoundedClient,
   PgGate,
   type PostgresTimeouts,
   pgPoolTimeouts,
   resolvePgTimeouts,
 } from '../../core/postgres.js';
-import type {
-  DelegationFilter,
-  DelegationPage,
-  DelegationRecord,
-  DelegationState,
+import {
+  type DelegationFilter,
+  type DelegationPage,
+  type DelegationPatch,
+  type DelegationRecord,
+  type DelegationState,
+  epochSeconds,
+  type OverdueRecord,
+  type StageUpdate,
 } from '../record.js';
-import type { DelegationChange, DurableDelegationStore, OutboxEntry } from './change.js';
+import type {
+  DelegationChange,
+  DurableDelegationStore,
+  OutboxEntry,
+  VersionedRecord,
+} from './change.js';
 import {
   applyPatch,
   applyStage,
   checkPrefix,
+  deadlineWritten,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
+  oldTablesError,
   openDeadline,
+  overdueBound,
   pageLimit,
-  type StageUpdate,
+  staleStages,
   toJson,
 } from './common.js';
 import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
@@ -49,11 +64,15 @@ export interface PostgresDelegationStoreOptions extends PostgresTimeouts {
   max?: number;
 }
 
-const SELECT = `delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data`;
+const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
+  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
 
-/** Optimistic-concurrency retries before a write gives up under contention. */
-const MAX_RETRIES = 50;
+/** One write of a mutation: the statement, its values and the record it stores. */
+interface MutationPlan {
+  sql: string;
+  values: unknown[];
+  record: DelegationRecord;
+}
 
 /**
  * Maps Postgres data errors (class 22: a NUL byte in text, bad JSON escapes, out-of-range
@@ -73,8 +92,11 @@ function mapPgError(error: unknown): unknown {
 
 /**
  * The scale-out delegation store on PostgreSQL (`pg`): records with JSONB status, every write
- * and its outbox row in one statement (a CTE), optimistic versioning for stage moves, and
- * `FOR UPDATE SKIP LOCKED` outbox claims so several publishers can drain in parallel.
+ * and its outbox row in one statement (a CTE), and `FOR UPDATE SKIP LOCKED` outbox claims so
+ * several publishers can drain in parallel. A change to a record first tries an optimistic write
+ * (read, then write if the version is unchanged); when another writer got there first it takes
+ * the row lock (`SELECT … FOR UPDATE`) and writes in turn, so concurrent writers are serialised
+ * and none is refused.
  */
 export class PostgresDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
@@ -84,6 +106,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   private readonly sql: Record<
     | 'create'
     | 'get'
+    | 'lock'
     | 'setStatus'
     | 'setData'
     | 'delete'
@@ -107,23 +130,26 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     const o = outbox;
     this.sql = {
       create: `WITH r AS (
-          INSERT INTO ${t} (delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-            sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-          VALUES ($1, 1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+          INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
+            delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
+            stale_stages)
+          VALUES ($1, 1, $12, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)
           ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
         INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`,
       get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1`,
+      lock: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1 FOR UPDATE`,
       setStatus: `WITH u AS (
-          UPDATE ${t} SET status = $3, open_deadline = $4, version = version + 1
+          UPDATE ${t} SET status = $3, open_deadline = $4, stale_stages = $6, version = version + 1
           WHERE delegation_id = $1 AND version = $2 RETURNING version)
         INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
       setData: `WITH u AS (
-          UPDATE ${t} SET sub_task_data = $3, target_subject_id = $4, version = version + 1
+          UPDATE ${t} SET sub_task_data = $3, target_subject_id = $4, task_id = $6, sub_task_id = $7,
+            workflow_level = $8, delegation_type = $9, sender_subject_id = $10, version = version + 1
           WHERE delegation_id = $1 AND version = $2 RETURNING version)
         INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
       delete: `WITH d AS (DELETE FROM ${t} WHERE delegation_id = $1 AND version = $2 RETURNING version)
         INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version + 1, $3 FROM d`,
-      overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline < $1
+      overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= $1
         ORDER BY open_deadline, delegation_id LIMIT $2`,
       claim: `UPDATE ${o} SET lease_until = $1 WHERE seq IN
         (SELECT seq FROM ${o} WHERE lease_until <= $2 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
@@ -175,6 +201,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       await client.query(`CREATE TABLE IF NOT EXISTS ${table} (
         delegation_id TEXT COLLATE "C" PRIMARY KEY,
         version INTEGER NOT NULL,
+        incarnation TEXT NOT NULL,
         task_id TEXT NOT NULL,
         sub_task_id TEXT NOT NULL,
         workflow_level INTEGER NOT NULL,
@@ -183,8 +210,14 @@ export class PostgresDelegationStore implements DurableDelegationStore {
         target_subject_id TEXT NOT NULL,
         status JSONB NOT NULL,
         sub_task_data JSONB NOT NULL,
-        open_deadline TEXT
+        open_deadline BIGINT,
+        stale_stages JSONB NOT NULL DEFAULT '[]'::jsonb
       )`);
+      const { rows: columns } = await client.query(
+        `SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'stale_stages' AND NOT attisdropped`,
+        [table],
+      );
+      if (columns.length === 0) throw oldTablesError(table);
       await client.query(
         `CREATE INDEX IF NOT EXISTS ${idx('sender')} ON ${table} (sender_subject_id)`,
       );
@@ -220,8 +253,8 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     );
   }
 
-  private now(): string {
-    return new Date(this.clock.now()).toISOString();
+  private now(): number {
+    return this.clock.now();
   }
 
   private async run<R extends QueryResultRow>(
@@ -239,9 +272,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     for (const l of this.listeners) queueMicrotask(l);
   }
 
-  private async load(
-    id: string,
-  ): Promise<{ record: DelegationRecord; version: number } | undefined> {
+  private async load(id: string): Promise<VersionedRecord | undefined> {
     const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.get, [id]);
     return rows[0] ? rowToRecord(rows[0]) : undefined;
   }
@@ -249,11 +280,14 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   async create(input: DelegationRecord): Promise<DelegationRecord> {
     const record = normalizeRecord(input);
     const data = toJson(record.sub_task_data, 'sub_task_data');
+    const incarnation = randomUUID();
+    const stale = staleStages(record, 'all', this.now());
     const change: DelegationChange = {
       op: 'create',
       delegation_id: record.delegation_id,
       version: 1,
-      time: this.now(),
+      incarnation,
+      time: epochSeconds(this.now()),
       record,
     };
     const res = await this.run(this.sql.create, [
@@ -266,8 +300,10 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       record.target_subject_id,
       JSON.stringify(record.status),
       data,
-      openDeadline(record),
+      openDeadline(record, stale),
       JSON.stringify(change),
+      incarnation,
+      JSON.stringify(stale),
     ]);
     if (res.rowCount === 0) throw existsError(record.delegation_id);
     this.notify();
@@ -278,50 +314,76 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     return (await this.load(id))?.record;
   }
 
-  async getVersioned(
-    id: string,
-  ): Promise<{ record: DelegationRecord; version: number } | undefined> {
+  async getVersioned(id: string): Promise<VersionedRecord | undefined> {
     return this.load(id);
   }
 
-  /** Read, change in memory, write if the version is unchanged; retry on a lost race. */
+  /**
+   * Read, change in memory, write if the version is unchanged. When another writer changed the
+   * record in between, lock the row (`FOR UPDATE`), read it again and write under the lock:
+   * concurrent writers queue on the row lock instead of failing.
+   */
   private async mutate(
     id: string,
-    build: (
-      current: { record: DelegationRecord; version: number },
-      now: string,
-    ) => {
-      sql: string;
-      values: unknown[];
-      record: DelegationRecord;
-    },
+    build: (current: VersionedRecord, nowMs: number) => MutationPlan,
   ): Promise<DelegationRecord> {
-    for (let attempt = 0; attempt < MAX_RETRIES; attempt++) {
-      const current = await this.load(id);
-      if (!current) throw notFoundError(id);
-      const plan = build(current, this.now());
-      const res = await this.run(plan.sql, plan.values);
-      if (res.rowCount !== 0) {
-        this.notify();
-        return plan.record;
-      }
+    const current = await this.load(id);
+    if (!current) throw notFoundError(id);
+    const plan = build(current, this.now());
+    const res = await this.run(plan.sql, plan.values);
+    if (res.rowCount !== 0) {
+      this.notify();
+      return plan.record;
     }
-    throw new TasklineError(
-      'invalid_state',
-      `Delegation ${id} is changing too often to update; retry later.`,
-      { reason: 'contention', id },
-    );
+    const record = await this.locked(id, build);
+    this.notify();
+    return record;
+  }
+
+  private async locked(
+    id: string,
+    build: (current: VersionedRecord, nowMs: number) => MutationPlan,
+  ): Promise<DelegationRecord> {
+    let client: BoundedClient;
+    try {
+      client = await this.gate.connect();
+    } catch (error) {
+      throw mapPgError(error);
+    }
+    let broken: Error | undefined;
+    try {
+      await client.query('BEGIN');
+      const { rows } = await client.query<RecordRow & QueryResultRow>(this.sql.lock, [id]);
+      if (!rows[0]) throw notFoundError(id);
+      const plan = build(rowToRecord(rows[0]), this.now());
+      const res = await client.query(plan.sql, plan.values);
+      if (res.rowCount === 0) {
+        // Impossible while the row is locked; never report a write that did not happen.
+        throw new TasklineError('conflict', `Delegation ${id} changed under its row lock.`, { id });
+      }
+      await client.query('COMMIT');
+      return plan.record;
+    } catch (error) {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw mapPgError(error);
+    } finally {
+      client.release(broken);
+    }
   }
 
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     return this.mutate(id, (current, now) => {
       const { record, from } = applyStage(current.record, stage, update, now);
+      const stale = staleStages(record, deadlineWritten(stage, update), now, current.stale);
       const version = current.version + 1;
       const change: DelegationChange = {
         op: 'stage',
         delegation_id: id,
         version,
-        time: now,
+        incarnation: current.incarnation,
+        time: epochSeconds(now),
         record,
         stage,
         state: update.state as DelegationState,
@@ -333,18 +395,16 @@ export class PostgresDelegationStore implements DurableDelegationStore {
           id,
           current.version,
           toJson(record.status, 'delegation_result'),
-          openDeadline(record),
+          openDeadline(record, stale),
           JSON.stringify(change),
+          JSON.stringify(stale),
         ],
         record,
       };
     });
   }
 
-  async update(
-    id: string,
-    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
-  ): Promise<DelegationRecord> {
+  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
     return this.mutate(id, (current, now) => {
       const record = applyPatch(current.record, patch);
       const retarget = record.target_subject_id !== current.record.target_subject_id;
@@ -352,7 +412,8 @@ export class PostgresDelegationStore implements DurableDelegationStore {
         op: 'update',
         delegation_id: id,
         version: current.version + 1,
-        time: now,
+        incarnation: current.incarnation,
+        time: epochSeconds(now),
         record,
         ...(retarget ? { previous_target: current.record.target_subject_id } : {}),
       };
@@ -364,6 +425,11 @@ export class PostgresDelegationStore implements DurableDelegationStore {
           toJson(record.sub_task_data, 'sub_task_data'),
           record.target_subject_id,
           JSON.stringify(change),
+          record.task_id,
+          record.sub_task_id,
+          record.workflow_level,
+          record.delegation_type,
+          record.sender_subject_id,
         ],
         record,
       };
@@ -377,7 +443,8 @@ export class PostgresDelegationStore implements DurableDelegationStore {
           op: 'delete',
           delegation_id: id,
           version: current.version + 1,
-          time: now,
+          incarnation: current.incarnation,
+          time: epochSeconds(now),
           record: current.record,
         };
         return {
@@ -417,12 +484,15 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       : { items };
   }
 
-  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
     const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.overdue, [
-      now,
+      overdueBound(nowMs),
       pageLimit(limit),
     ]);
-    return rows.map((r) => rowToRecord(r).record);
+    return rows.map((r) => {
+      const { record, stale } = rowToRecord(r);
+      return { record, stages: dueStages(record, stale, nowMs) };
+    });
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {

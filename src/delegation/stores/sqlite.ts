@@ -1,23 +1,37 @@
+import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { loadOptional } from '../../core/optional.js';
-import type {
-  DelegationFilter,
-  DelegationPage,
-  DelegationRecord,
-  DelegationState,
+import {
+  type DelegationFilter,
+  type DelegationPage,
+  type DelegationPatch,
+  type DelegationRecord,
+  type DelegationState,
+  epochSeconds,
+  type OverdueRecord,
+  type StageUpdate,
 } from '../record.js';
-import type { DelegationChange, DurableDelegationStore, OutboxEntry } from './change.js';
+import type {
+  DelegationChange,
+  DurableDelegationStore,
+  OutboxEntry,
+  VersionedRecord,
+} from './change.js';
 import {
   applyPatch,
   applyStage,
   checkPrefix,
+  deadlineWritten,
+  dueStages,
   existsError,
   normalizeRecord,
   notFoundError,
+  oldTablesError,
   openDeadline,
+  overdueBound,
   pageLimit,
-  type StageUpdate,
+  staleStages,
   toJson,
 } from './common.js';
 import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
@@ -37,8 +51,8 @@ export interface SqliteDelegationStoreOptions {
 
 type Stmt = Database.Statement;
 
-const SELECT = `delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data`;
+const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
+  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
 
 /**
  * The embedded delegation store on SQLite (better-sqlite3, WAL): every write and its outbox row
@@ -55,7 +69,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     | 'insertOutbox'
     | 'get'
     | 'updateStatus'
-    | 'updateData'
+    | 'updateRecord'
     | 'delete'
     | 'overdue'
     | 'claim'
@@ -80,23 +94,26 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     this.tx = db.transaction((fn: () => unknown) => fn()).immediate;
     this.s = {
       insert: db.prepare(
-        `INSERT INTO ${t} (delegation_id, version, task_id, sub_task_id, workflow_level, delegation_type,
-          sender_subject_id, target_subject_id, status, sub_task_data, open_deadline)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
+        `INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
+          delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
+          stale_stages)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
       ),
       insertOutbox: db.prepare(
         `INSERT INTO ${o} (delegation_id, version, change) VALUES (?, ?, ?)`,
       ),
       get: db.prepare(`SELECT ${SELECT} FROM ${t} WHERE delegation_id = ?`),
       updateStatus: db.prepare(
-        `UPDATE ${t} SET status = ?, open_deadline = ?, version = ? WHERE delegation_id = ?`,
+        `UPDATE ${t} SET status = ?, open_deadline = ?, stale_stages = ?, version = ? WHERE delegation_id = ?`,
       ),
-      updateData: db.prepare(
-        `UPDATE ${t} SET sub_task_data = ?, target_subject_id = ?, version = ? WHERE delegation_id = ?`,
+      updateRecord: db.prepare(
+        `UPDATE ${t} SET task_id = ?, sub_task_id = ?, workflow_level = ?, delegation_type = ?,
+          sender_subject_id = ?, target_subject_id = ?, sub_task_data = ?, version = ?
+         WHERE delegation_id = ?`,
       ),
       delete: db.prepare(`DELETE FROM ${t} WHERE delegation_id = ?`),
       overdue: db.prepare(
-        `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline < ?
+        `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= ?
          ORDER BY open_deadline, delegation_id LIMIT ?`,
       ),
       claim: db.prepare(
@@ -134,6 +151,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     db.exec(`CREATE TABLE IF NOT EXISTS "${table}" (
       delegation_id TEXT PRIMARY KEY,
       version INTEGER NOT NULL,
+      incarnation TEXT NOT NULL,
       task_id TEXT NOT NULL,
       sub_task_id TEXT NOT NULL,
       workflow_level INTEGER NOT NULL,
@@ -142,7 +160,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       target_subject_id TEXT NOT NULL,
       status TEXT NOT NULL,
       sub_task_data TEXT NOT NULL,
-      open_deadline TEXT
+      open_deadline INTEGER,
+      stale_stages TEXT NOT NULL DEFAULT '[]'
     );
     CREATE INDEX IF NOT EXISTS "${table}_sender" ON "${table}" (sender_subject_id);
     CREATE INDEX IF NOT EXISTS "${table}_target" ON "${table}" (target_subject_id);
@@ -156,11 +175,16 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       change TEXT NOT NULL,
       lease_until INTEGER NOT NULL DEFAULT 0
     );`);
+    const columns = db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>;
+    if (!columns.some((c) => c.name === 'stale_stages')) {
+      if (owned) db.close();
+      throw oldTablesError(table);
+    }
     return new SqliteDelegationStore(db, owned, table, outbox, options.clock ?? systemClock);
   }
 
-  private now(): string {
-    return new Date(this.clock.now()).toISOString();
+  private now(): number {
+    return this.clock.now();
   }
 
   private write<T>(fn: () => T): T {
@@ -173,26 +197,30 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     this.s.insertOutbox.run(change.delegation_id, change.version, JSON.stringify(change));
   }
 
-  private load(id: string): { record: DelegationRecord; version: number } | undefined {
+  private load(id: string): VersionedRecord | undefined {
     const row = this.s.get.get(id) as RecordRow | undefined;
     return row ? rowToRecord(row) : undefined;
   }
 
   async create(input: DelegationRecord): Promise<DelegationRecord> {
     const record = normalizeRecord(input);
-    const status = JSON.stringify(record.status);
+    const status = toJson(record.status, 'status');
     const data = toJson(record.sub_task_data, 'sub_task_data');
+    const incarnation = randomUUID();
+    const stale = staleStages(record, 'all', this.now());
     const change: DelegationChange = {
       op: 'create',
       delegation_id: record.delegation_id,
       version: 1,
-      time: this.now(),
+      incarnation,
+      time: epochSeconds(this.now()),
       record,
     };
     this.write(() => {
       const info = this.s.insert.run(
         record.delegation_id,
         1,
+        incarnation,
         record.task_id,
         record.sub_task_id,
         record.workflow_level,
@@ -201,7 +229,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         record.target_subject_id,
         status,
         data,
-        openDeadline(record),
+        openDeadline(record, stale),
+        JSON.stringify(stale),
       );
       if (info.changes === 0) throw existsError(record.delegation_id);
       this.addOutbox(change);
@@ -213,9 +242,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     return this.load(id)?.record;
   }
 
-  async getVersioned(
-    id: string,
-  ): Promise<{ record: DelegationRecord; version: number } | undefined> {
+  async getVersioned(id: string): Promise<VersionedRecord | undefined> {
     return this.load(id);
   }
 
@@ -227,12 +254,20 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       const { record, from } = applyStage(current.record, stage, update, now);
       const version = current.version + 1;
       const status = toJson(record.status, 'delegation_result');
-      this.s.updateStatus.run(status, openDeadline(record), version, id);
+      const stale = staleStages(record, deadlineWritten(stage, update), now, current.stale);
+      this.s.updateStatus.run(
+        status,
+        openDeadline(record, stale),
+        JSON.stringify(stale),
+        version,
+        id,
+      );
       this.addOutbox({
         op: 'stage',
         delegation_id: id,
         version,
-        time: now,
+        incarnation: current.incarnation,
+        time: epochSeconds(now),
         record,
         stage,
         state: update.state as DelegationState,
@@ -242,19 +277,21 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     });
   }
 
-  async update(
-    id: string,
-    patch: Partial<Pick<DelegationRecord, 'sub_task_data' | 'target_subject_id'>>,
-  ): Promise<DelegationRecord> {
+  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
     const now = this.now();
     return this.write(() => {
       const current = this.load(id);
       if (!current) throw notFoundError(id);
       const record = applyPatch(current.record, patch);
       const version = current.version + 1;
-      this.s.updateData.run(
-        toJson(record.sub_task_data, 'sub_task_data'),
+      this.s.updateRecord.run(
+        record.task_id,
+        record.sub_task_id,
+        record.workflow_level,
+        record.delegation_type,
+        record.sender_subject_id,
         record.target_subject_id,
+        toJson(record.sub_task_data, 'sub_task_data'),
         version,
         id,
       );
@@ -263,7 +300,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         op: 'update',
         delegation_id: id,
         version,
-        time: now,
+        incarnation: current.incarnation,
+        time: epochSeconds(now),
         record,
         ...(retarget ? { previous_target: current.record.target_subject_id } : {}),
       });
@@ -281,7 +319,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         op: 'delete',
         delegation_id: id,
         version: current.version + 1,
-        time: now,
+        incarnation: current.incarnation,
+        time: epochSeconds(now),
         record: current.record,
       });
       return true;
@@ -316,9 +355,12 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       : { items };
   }
 
-  async overdue(now: string, limit = 100): Promise<DelegationRecord[]> {
-    const rows = this.s.overdue.all(now, pageLimit(limit)) as RecordRow[];
-    return rows.map((r) => rowToRecord(r).record);
+  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
+    const rows = this.s.overdue.all(overdueBound(nowMs), pageLimit(limit)) as RecordRow[];
+    return rows.map((r) => {
+      const { record, stale } = rowToRecord(r);
+      return { record, stages: dueStages(record, stale, nowMs) };
+    });
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
