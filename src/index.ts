@@ -9,6 +9,7 @@ export * from './app/room.js';
 export * from './core/call.js';
 export * from './core/clock.js';
 export * from './core/errors.js';
+export * from './deep-agent/index.js';
 export * from './delegation/index.js';
 export * from './flows/index.js';
 export * from './outcome.js';

@@ -68,7 +68,10 @@ function numericChange(text: string, args: Record<string, unknown>): ParseResult
  * Reads a reply to "I'm about to …. Shall I go ahead?" without a model: yes → approve, no →
  * reject, a number for the call's only numeric argument → change; anything else → nomatch.
  */
-export function parseApproval(text: string, args: Record<string, unknown>): ParseResult<ApprovalAnswer> {
+export function parseApproval(
+  text: string,
+  args: Record<string, unknown>,
+): ParseResult<ApprovalAnswer> {
   const rest = afterRejection(text);
   if (rest !== undefined) {
     const changed = numericChange(rest, args);
@@ -131,7 +134,9 @@ export async function askCaller(options: AskCallerOptions): Promise<CallerApprov
   for (let round = 0; ; round++) {
     const spoken = options.describe(args);
     const question =
-      round === 0 ? `I'm about to ${spoken}. Shall I go ahead?` : `OK: ${spoken}. Shall I go ahead?`;
+      round === 0
+        ? `I'm about to ${spoken}. Shall I go ahead?`
+        : `OK: ${spoken}. Shall I go ahead?`;
     const current = args;
     const task = fromSpec<ApprovalAnswer>({
       name: 'approval',
@@ -180,7 +185,10 @@ export async function askCaller(options: AskCallerOptions): Promise<CallerApprov
       };
     }
     if (answer.decision === 'reject') {
-      return { decision: { decision: 'reject', reason: answer.reason ?? 'the caller said no' }, args };
+      return {
+        decision: { decision: 'reject', reason: answer.reason ?? 'the caller said no' },
+        args,
+      };
     }
     Object.assign(changes, answer.changes ?? {});
     args = { ...args, ...(answer.changes ?? {}) };

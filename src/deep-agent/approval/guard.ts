@@ -53,7 +53,12 @@ function zodOf(parameters: unknown): z.ZodType | undefined {
 }
 
 function hasSession(ctx: unknown): boolean {
-  return typeof ctx === 'object' && ctx !== null && 'session' in ctx && Boolean((ctx as { session?: unknown }).session);
+  return (
+    typeof ctx === 'object' &&
+    ctx !== null &&
+    'session' in ctx &&
+    Boolean((ctx as { session?: unknown }).session)
+  );
 }
 
 /** The approval policy of one agent (and its sub-agents), with its decisions as events. */
@@ -92,7 +97,10 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
    * The tools with every guarded one wrapped (unguarded ones unchanged), as a list an
    * `Agent` or a sub-agent takes. `origin` says whose tools these are.
    */
-  guard(tools: llm.ToolContextLike, origin: ApprovalRequest['origin'] = 'voice'): llm.FunctionTool[] {
+  guard(
+    tools: llm.ToolContextLike,
+    origin: ApprovalRequest['origin'] = 'voice',
+  ): llm.FunctionTool[] {
     const all = Object.values(llm.toToolContext(tools).functionTools);
     return all.map((tool) => (this.names.has(tool.name) ? this.#wrap(tool, origin) : tool));
   }
@@ -112,16 +120,19 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
           description: say(args as Record<string, unknown>),
           origin,
         };
-        const { decision, by, args: finalArgs } = await this.#decide(
-          request,
-          schema,
-          say,
-          hasSession(options.ctx),
-          options.abortSignal,
-        );
+        const {
+          decision,
+          by,
+          args: finalArgs,
+        } = await this.#decide(request, schema, say, hasSession(options.ctx), options.abortSignal);
         if (decision.decision === 'reject') {
           this.emit('decision', { request, decision, by });
-          const who = by === 'caller' ? 'The caller' : by === 'supervisor' ? 'The supervisor' : 'The approval policy';
+          const who =
+            by === 'caller'
+              ? 'The caller'
+              : by === 'supervisor'
+                ? 'The supervisor'
+                : 'The approval policy';
           return (
             `rejected: ${who} did not approve ${request.description}. ` +
             `${decision.reason ? `Reason: ${decision.reason}. ` : ''}` +
@@ -143,7 +154,11 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
     say: (args: Record<string, unknown>) => string,
     voice: boolean,
     signal: AbortSignal | undefined,
-  ): Promise<{ decision: ApprovalDecision; by: ApprovalEvent['by']; args: Record<string, unknown> }> {
+  ): Promise<{
+    decision: ApprovalDecision;
+    by: ApprovalEvent['by'];
+    args: Record<string, unknown>;
+  }> {
     if (voice && request.origin === 'voice' && this.policy.caller !== false) {
       const answer = await askCaller({
         tool: request.tool,
@@ -156,15 +171,27 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
     }
     let decision: ApprovalDecision;
     if (this.policy.supervisor) {
-      decision = await askCallback(this.policy.supervisor, request, this.#timeoutMs, this.#clock, signal);
+      decision = await askCallback(
+        this.policy.supervisor,
+        request,
+        this.#timeoutMs,
+        this.#clock,
+        signal,
+      );
     } else if (this.policy.delegations) {
-      decision = await askThroughRecords(this.policy.delegations, request, this.#timeoutMs, this.#clock, signal);
+      decision = await askThroughRecords(
+        this.policy.delegations,
+        request,
+        this.#timeoutMs,
+        this.#clock,
+        signal,
+      );
     } else {
       return {
         decision: {
           decision: 'reject',
           reason:
-            'it needs the caller\'s approval, which a sub-agent cannot ask for; report back what ' +
+            "it needs the caller's approval, which a sub-agent cannot ask for; report back what " +
             'you want to do so the main agent can ask the caller',
         },
         by: 'policy',
@@ -176,11 +203,18 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
     const checked = schema?.safeParse(merged);
     if (checked && !checked.success) {
       return {
-        decision: { decision: 'reject', reason: `the supervisor's changes are not valid arguments (${z.prettifyError(checked.error)})` },
+        decision: {
+          decision: 'reject',
+          reason: `the supervisor's changes are not valid arguments (${z.prettifyError(checked.error)})`,
+        },
         by: 'supervisor',
         args: request.args,
       };
     }
-    return { decision, by: 'supervisor', args: checked?.success ? (checked.data as Record<string, unknown>) : merged };
+    return {
+      decision,
+      by: 'supervisor',
+      args: checked?.success ? (checked.data as Record<string, unknown>) : merged,
+    };
   }
 }

@@ -7,7 +7,12 @@ import { randomUUID } from 'node:crypto';
 import { z } from 'zod/v4';
 import type { Clock } from '../../core/clock.js';
 import { FINAL_STATES } from '../../delegation/record.js';
-import type { ApprovalDecision, ApprovalRequest, DelegationApprover, SupervisorCallback } from './types.js';
+import type {
+  ApprovalDecision,
+  ApprovalRequest,
+  DelegationApprover,
+  SupervisorCallback,
+} from './types.js';
 
 /** The stage of an approval record that the supervisor moves to done. */
 export const APPROVAL_STAGE = 'approval';
@@ -26,7 +31,10 @@ export const ApprovalResult = z.union([
 ]);
 
 function timedOut(ms: number): ApprovalDecision {
-  return { decision: 'reject', reason: `no decision from the supervisor within ${Math.round(ms / 1000)} s` };
+  return {
+    decision: 'reject',
+    reason: `no decision from the supervisor within ${Math.round(ms / 1000)} s`,
+  };
 }
 
 /** Asks a supervisor callback, waiting at most `timeoutMs` on `clock`. */
@@ -118,7 +126,11 @@ export async function askThroughRecords(
       }
       const checked = ApprovalResult.safeParse(stage.delegation_result);
       if (!checked.success) {
-        return { decision: 'reject', reason: 'the supervisor gave no valid decision', recordId: id };
+        return {
+          decision: 'reject',
+          reason: 'the supervisor gave no valid decision',
+          recordId: id,
+        };
       }
       return { ...(checked.data as ApprovalDecision), recordId: id };
     }

@@ -17,8 +17,8 @@ import {
 } from './bash.js';
 import { LocalShell, type LocalShellOptions } from './local.js';
 import {
-  PythonSandbox,
   type PythonRunResult,
+  PythonSandbox,
   type PythonSandboxOptions,
   resolvePyodide,
 } from './python.js';

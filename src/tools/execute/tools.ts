@@ -15,8 +15,9 @@ import type { PythonRunResult } from './python.js';
 import type { ExecutionSandbox } from './sandbox.js';
 
 /** A tool the execution factory returns, keyed by its model-visible name. */
-type NamedTool = llm.AnonFunctionTool<{ command: string }, unknown, string> |
-  llm.AnonFunctionTool<{ code: string }, unknown, string>;
+type NamedTool =
+  | llm.AnonFunctionTool<{ command: string }, unknown, string>
+  | llm.AnonFunctionTool<{ code: string }, unknown, string>;
 
 /** What {@link createExecutionTools} returns: `execute` and/or `execute_python`. */
 export interface ExecutionTools {
@@ -70,7 +71,7 @@ export function createExecutionTools(
   options: ExecutionToolsOptions = {},
 ): ExecutionTools {
   const largeChars = options.largeResultChars ?? DEFAULT_LARGE_RESULT_CHARS;
-  const fit = (text: string, id: string) => fitLargeResult(sandbox.backend, text, id, largeChars);
+  const fitOutput = (text: string, id: string) => fitLargeResult(sandbox.backend, text, id, largeChars);
   const tools: ExecutionTools = {};
   if (sandbox.shell) {
     const local = sandbox.shell instanceof LocalShell;
@@ -87,7 +88,7 @@ export function createExecutionTools(
       execute: ({ command }, { toolCallId, abortSignal }) =>
         guarded(async () => {
           const result = await sandbox.exec(command, abortSignal ? { signal: abortSignal } : {});
-          return fit(formatRun(result), toolCallId);
+          return fitOutput(formatRun(result), toolCallId);
         }),
     });
   }
@@ -104,7 +105,7 @@ export function createExecutionTools(
       execute: ({ code }, { toolCallId, abortSignal }) =>
         guarded(async () => {
           const result = await sandbox.runPython(code, abortSignal ? { signal: abortSignal } : {});
-          return fit(formatRun(result), toolCallId);
+          return fitOutput(formatRun(result), toolCallId);
         }),
     });
   }

@@ -66,11 +66,17 @@ function bad(path: string, problem: string): TasklineError {
 export async function parseSkill(dir: string, text: string): Promise<Skill> {
   const path = `${dir}/SKILL.md`;
   if (text.length > MAX_SKILL_FILE_CHARS) {
-    throw bad(path, `is ${text.length} characters; keep SKILL.md under ${MAX_SKILL_FILE_CHARS} and move details to reference files`);
+    throw bad(
+      path,
+      `is ${text.length} characters; keep SKILL.md under ${MAX_SKILL_FILE_CHARS} and move details to reference files`,
+    );
   }
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   if (lines[0]?.trim() !== '---') {
-    throw bad(path, 'must start with YAML front matter: a line "---", then name: and description:, then "---"');
+    throw bad(
+      path,
+      'must start with YAML front matter: a line "---", then name: and description:, then "---"',
+    );
   }
   const end = lines.findIndex((l, i) => i > 0 && l.trim() === '---');
   if (end < 0) throw bad(path, 'the front matter has no closing "---" line');
@@ -79,7 +85,10 @@ export async function parseSkill(dir: string, text: string): Promise<Skill> {
   try {
     data = parse(lines.slice(1, end).join('\n'));
   } catch (err) {
-    throw bad(path, `the front matter is not valid YAML (${(err as Error).message.split('\n')[0]})`);
+    throw bad(
+      path,
+      `the front matter is not valid YAML (${(err as Error).message.split('\n')[0]})`,
+    );
   }
   const checked = SkillFrontMatter.safeParse(data ?? {});
   if (!checked.success) {
@@ -93,7 +102,10 @@ export async function parseSkill(dir: string, text: string): Promise<Skill> {
     throw bad(path, `its name "${checked.data.name}" must equal its folder's name "${folder}"`);
   }
   const { name, description, ...extra } = checked.data;
-  const instructions = lines.slice(end + 1).join('\n').trim();
+  const instructions = lines
+    .slice(end + 1)
+    .join('\n')
+    .trim();
   if (instructions === '') throw bad(path, 'has no instructions after the front matter');
   return { name, description, dir, path, instructions, extra };
 }

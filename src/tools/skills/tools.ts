@@ -7,13 +7,13 @@
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { TasklineError } from '../../core/errors.js';
+import type { ExecutionSandbox } from '../execute/sandbox.js';
+import { formatRun } from '../execute/tools.js';
 import { type FileBackend, FileError } from '../files/backend.js';
 import { formatReadPage } from '../files/format.js';
 import { fitLargeResult } from '../files/large-result.js';
 import { isWithin, normalizePath } from '../files/paths.js';
 import { DEFAULT_LARGE_RESULT_CHARS, toToolError } from '../files/tools.js';
-import type { ExecutionSandbox } from '../execute/sandbox.js';
-import { formatRun } from '../execute/tools.js';
 import { parseSkill, type Skill } from './skill.js';
 
 /** Most skills one agent loads. */
@@ -116,7 +116,8 @@ export function createSkillTools(options: SkillToolsOptions): SkillTools {
 
   const tools: SkillTools = {
     use_skill: llm.tool({
-      description: 'Load a skill\'s instructions (see the Skills list). Call it before using a skill.',
+      description:
+        "Load a skill's instructions (see the Skills list). Call it before using a skill.",
       parameters: z.object({ name: z.string().describe('The skill name, e.g. "refund-policy"') }),
       execute: ({ name }, { toolCallId }) =>
         guarded(async () => {
@@ -160,7 +161,9 @@ export function createSkillTools(options: SkillToolsOptions): SkillTools {
         'sandbox, with arguments passed as they are. Returns its output and exit code.',
       parameters: z.object({
         skill: z.string().describe('The skill name'),
-        script: z.string().describe('Path of the script inside the skill folder, e.g. "scripts/quote.py"'),
+        script: z
+          .string()
+          .describe('Path of the script inside the skill folder, e.g. "scripts/quote.py"'),
         args: z
           .array(z.string())
           .max(MAX_SCRIPT_ARGS)
@@ -172,12 +175,14 @@ export function createSkillTools(options: SkillToolsOptions): SkillTools {
           const s = find(skill);
           const p = inside(s, script);
           const info = await backend.stat(p);
-          if (!info || info.isDir) throw new FileError('not_found', `${p} is not a script of ${s.name}`);
+          if (!info || info.isDir)
+            throw new FileError('not_found', `${p} is not a script of ${s.name}`);
           try {
             const result = await sandbox.runFile(p, args ?? [], abortSignal);
             return fitLargeResult(backend, formatRun(result), toolCallId, largeChars);
           } catch (err) {
-            if (err instanceof TasklineError) throw new llm.ToolError(`${err.code}: ${err.message}`);
+            if (err instanceof TasklineError)
+              throw new llm.ToolError(`${err.code}: ${err.message}`);
             throw err;
           }
         }),
