@@ -71,7 +71,8 @@ export function createExecutionTools(
   options: ExecutionToolsOptions = {},
 ): ExecutionTools {
   const largeChars = options.largeResultChars ?? DEFAULT_LARGE_RESULT_CHARS;
-  const fitOutput = (text: string, id: string) => fitLargeResult(sandbox.backend, text, id, largeChars);
+  const fitOutput = (text: string, id: string) =>
+    fitLargeResult(sandbox.backend, text, id, largeChars);
   const tools: ExecutionTools = {};
   if (sandbox.shell) {
     const local = sandbox.shell instanceof LocalShell;
