@@ -43,6 +43,8 @@ export interface DeepAgentOptions {
   id?: string;
   /** The agent's model (the session's otherwise). */
   llm?: llm.LLM;
+  /** History the agent starts from (e.g. restored after a crash). */
+  chatCtx?: llm.ChatContext;
   /** The workspace every tool shares (default: in memory, for this call). */
   backend?: FileBackend;
   /** The app's own tools. */
@@ -103,6 +105,7 @@ export class DeepAgent extends voice.Agent {
       tools: parts.tools,
       ...(options.id ? { id: options.id } : {}),
       ...(options.llm ? { llm: options.llm } : {}),
+      ...(options.chatCtx ? { chatCtx: options.chatCtx } : {}),
     });
     this.#options = options;
     this.backend = parts.backend;

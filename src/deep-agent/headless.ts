@@ -14,7 +14,10 @@ import { DEFAULT_MEMORY_PATH, loadMemory, memoryPrompt } from './memory.js';
 
 /** Options of {@link createHeadlessDeepAgent}. */
 export interface HeadlessDeepAgentOptions
-  extends Omit<DeepAgentOptions, 'greeting' | 'summarization' | 'delegation' | 'approval' | 'id'> {
+  extends Omit<
+    DeepAgentOptions,
+    'greeting' | 'summarization' | 'delegation' | 'approval' | 'id' | 'chatCtx'
+  > {
   /** The `subagent_type` the voice agent's model names. */
   name: string;
   /** When to use it, for the model choosing a sub-agent. */

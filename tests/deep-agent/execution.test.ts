@@ -32,7 +32,11 @@ const backends: Array<[string, () => FileBackend]> = [
   [
     'sqlite',
     () => {
-      const store = new SqliteFileStore({ path: ':memory:', tenant: 't', user: `u${Math.random()}` });
+      const store = new SqliteFileStore({
+        path: ':memory:',
+        tenant: 't',
+        user: `u${Math.random()}`,
+      });
       opened.push(store);
       return store;
     },
@@ -52,7 +56,8 @@ describe.each(backends)('bash and Python share one workspace on the %s backend',
     });
 
     const bash = await callTool(tools.execute!, {
-      command: "tail -n +2 /data/orders.csv | cut -d, -f1 | sort > /data/items.txt && wc -l < /data/items.txt",
+      command:
+        'tail -n +2 /data/orders.csv | cut -d, -f1 | sort > /data/items.txt && wc -l < /data/items.txt',
     });
     expect(bash).toBe('2\n[exit code 0]');
     expect(await backend.read('/data/items.txt')).toBe('cake\ntea\n');
