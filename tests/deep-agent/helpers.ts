@@ -55,7 +55,9 @@ export function toolResults(request: OpenAIChatRequest | undefined): Record<stri
   for (const m of messages) {
     if (m.role !== 'tool') continue;
     const name = names.get(m.tool_call_id ?? '') ?? '?';
-    (out[name] ??= []).push(typeof m.content === 'string' ? m.content : '');
+    const list = out[name] ?? [];
+    list.push(typeof m.content === 'string' ? m.content : '');
+    out[name] = list;
   }
   return out;
 }
