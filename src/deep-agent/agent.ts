@@ -35,6 +35,9 @@ import {
 import { assemblePrompt } from './prompt.js';
 import { type SummarizationOptions, Summarizer } from './summarize.js';
 
+/** Id of the instructions message upstream keeps at the top of a context (voice/generation.ts). */
+const INSTRUCTIONS_ID = 'lk.agent_task.instructions';
+
 /** Options of {@link createDeepAgent}. Everything but `instructions` is optional. */
 export interface DeepAgentOptions {
   /** What the agent is for; the assembled prompt starts with it. */
@@ -170,18 +173,8 @@ export class DeepAgent extends voice.Agent {
         },
       );
     }
-    try {
-      await this.ready();
-    } catch (err) {
-      // A broken skill or memory file must not end the call: go on without it, and say why.
-      this.loadErrors.push(err as Error);
-      logLine(
-        'deep-agent',
-        'error',
-        `deep agent started without skills/memory: ${(err as Error).message}`,
-      );
-      await this.updateInstructions(this.#instructions());
-    }
+    if (this.#options.greeting) session.say(this.#options.greeting);
+    await this.#readyOrLogged();
     if (this.summarizer) await this.updateInstructions(this.#instructions());
     session.once(voice.AgentSessionEventTypes.Close, () => {
       void this.close();
@@ -191,7 +184,23 @@ export class DeepAgent extends voice.Agent {
         logLine('deep-agent', 'warn', `the Python sandbox could not be prewarmed: ${err.message}`);
       });
     }
-    if (this.#options.greeting) session.say(this.#options.greeting);
+  }
+
+  /** {@link ready}, but a broken skill or memory file must not end the call: go on without it. */
+  async #readyOrLogged(): Promise<void> {
+    try {
+      await this.ready();
+    } catch (err) {
+      if (!this.loadErrors.includes(err as Error)) {
+        this.loadErrors.push(err as Error);
+        logLine(
+          'deep-agent',
+          'error',
+          `deep agent started without skills/memory: ${(err as Error).message}`,
+        );
+        await this.updateInstructions(this.#instructions());
+      }
+    }
   }
 
   override async llmNode(
@@ -199,7 +208,21 @@ export class DeepAgent extends voice.Agent {
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
   ) {
+    // The first reply waits for skills and memory (the greeting does not); the context was
+    // built before they were in the instructions, so its instructions message is refreshed.
+    await this.#readyOrLogged();
     let ctx = chatCtx;
+    const at = ctx.indexById(INSTRUCTIONS_ID);
+    const current = String(this.instructions);
+    const item = at === undefined ? undefined : ctx.items[at];
+    if (at !== undefined && item?.type === 'message' && item.textContent !== current) {
+      ctx.items[at] = llm.ChatMessage.create({
+        id: INSTRUCTIONS_ID,
+        role: 'system',
+        content: [current],
+        createdAt: item.createdAt,
+      });
+    }
     if (this.#options.repairToolCalls !== false) repairDanglingToolCalls(ctx);
     if (this.summarizer) {
       const done = await this.summarizer.maybeSummarize(ctx);
