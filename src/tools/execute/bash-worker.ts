@@ -152,12 +152,13 @@ export function bashWorkerMain(): void {
 }
 
 /**
- * Source text that runs a self-contained function. Loaders that compile TypeScript on the fly
- * (tsx, vitest) wrap inner functions in esbuild's `__name(fn, "name")` helper, which only
- * exists in the original module: the prelude defines it as a no-op for the copied text.
+ * Source text that runs a self-contained function as a CommonJS script (an eval'd worker or
+ * `node -e`). esbuild rewrites the copied text: loaders that compile TypeScript on the fly (tsx,
+ * vitest) wrap inner functions in `__name(fn, "name")`, and the ESM bundle turns `require` into
+ * `__require`; both helpers exist only in the original module, so the prelude defines them.
  */
 export function functionSource(main: () => void): string {
-  return `var __name = (target) => target;\n(${main.toString()})();`;
+  return `var __name = (target) => target;\nvar __require = require;\n(${main.toString()})();`;
 }
 
 /** The worker's source text, started with `new Worker(source, { eval: true })`. */
