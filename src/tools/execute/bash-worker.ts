@@ -16,6 +16,8 @@ export interface BashWorkerData {
   maxOutputBytes: number;
   /** Most commands one exec may run. */
   maxCommandCount: number;
+  /** The file-system methods the host serves (backend-fs.ts `FS_METHODS`). */
+  fsMethods: readonly string[];
 }
 
 /** The worker's entry point; see the module comment. */
@@ -48,28 +50,7 @@ export function bashWorkerMain(): void {
       port.postMessage({ type: 'fs', id, method, args });
     });
 
-  const methods = [
-    'readFile',
-    'readFileBytes',
-    'readFileBuffer',
-    'writeFile',
-    'appendFile',
-    'exists',
-    'stat',
-    'lstat',
-    'mkdir',
-    'readdir',
-    'readdirWithFileTypes',
-    'rm',
-    'cp',
-    'mv',
-    'chmod',
-    'symlink',
-    'link',
-    'readlink',
-    'realpath',
-    'utimes',
-  ];
+  const methods = data.fsMethods;
   const fs: Record<string, unknown> = {
     resolvePath(base: string, path: string): string {
       const joined = path.startsWith('/') ? path : `${base === '/' ? '' : base}/${path}`;

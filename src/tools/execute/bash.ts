@@ -11,7 +11,7 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { requireOptional } from '../../core/optional.js';
 import type { FileBackend } from '../files/backend.js';
-import { BackendFs, callFs } from './backend-fs.js';
+import { BackendFs, callFs, FS_METHODS } from './backend-fs.js';
 import { type BashWorkerData, bashWorkerSource } from './bash-worker.js';
 import type { BashWorkerMessage, RunOutput } from './protocol.js';
 
@@ -151,6 +151,8 @@ export class BashSandbox {
       };
     }
     const worker = this.#ensureWorker();
+    // Idle workers do not keep the process alive; a running command does.
+    worker.ref();
     const id = this.#nextId++;
     let stopped: ExecResult['stopped'];
     const output = new Promise<RunOutput>((resolve, reject) => {
@@ -188,6 +190,7 @@ export class BashSandbox {
     } finally {
       timer.cancel();
       options.signal?.removeEventListener('abort', onAbort);
+      worker.unref();
     }
   }
 
@@ -198,6 +201,7 @@ export class BashSandbox {
       timeoutMs: this.timeoutMs,
       maxOutputBytes: this.maxOutputBytes,
       maxCommandCount: this.#maxCommands,
+      fsMethods: FS_METHODS,
     };
     const worker = new Worker(bashWorkerSource(), {
       eval: true,

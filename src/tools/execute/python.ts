@@ -106,6 +106,21 @@ interface Child {
   log: string[];
 }
 
+/** Keeps the process alive while the child works (`true`), or lets it exit while idle. */
+function hold(child: Child, busy: boolean): void {
+  const channel = child.process.channel as
+    | { ref?: () => void; unref?: () => void }
+    | null
+    | undefined;
+  if (busy) {
+    child.process.ref();
+    channel?.ref?.();
+  } else {
+    child.process.unref();
+    channel?.unref?.();
+  }
+}
+
 interface Waiter {
   id: number;
   onStarted: (() => void) | undefined;
@@ -158,7 +173,13 @@ export class PythonSandbox {
 
   /** Loads the interpreter now (a run loads it otherwise), so the first run is fast. */
   async warm(): Promise<void> {
-    await this.#ensureChild().ready;
+    const child = this.#ensureChild();
+    hold(child, true);
+    try {
+      await child.ready;
+    } finally {
+      hold(child, false);
+    }
   }
 
   /** Runs Python code; resolves with its output, never rejects for the code's own errors. */
@@ -175,6 +196,7 @@ export class PythonSandbox {
     const began = performance.now();
     const empty = { saved: [], deleted: [], notSaved: [] };
     const child = this.#ensureChild();
+    hold(child, true);
     let stopped: ExecResult['stopped'];
     let timer: TimerHandle | undefined;
     const stop = (why: 'timeout' | 'cancelled') => {
@@ -238,6 +260,7 @@ export class PythonSandbox {
     } finally {
       timer?.cancel();
       options.signal?.removeEventListener('abort', onAbort);
+      hold(child, false);
     }
   }
 
