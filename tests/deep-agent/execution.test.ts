@@ -97,13 +97,19 @@ describe('time limits', () => {
     opened.push(sandbox);
     const stopped = await sandbox.exec('while true; do :; done');
     expect(stopped.exitCode).not.toBe(0);
-    expect(stopped.stderr).toMatch(/deadline|too many commands/);
+    // just-bash's own deadline or command cap, or (on a very loaded machine) the host's stop.
+    expect(stopped.stderr).toMatch(/deadline|too many commands|stopped after 300 ms/);
     expect((await sandbox.exec('echo next')).stdout).toBe('next\n');
   });
 
   it('terminates a bash worker that runs past the hard limit', async () => {
     const clock = new VirtualClock();
-    const sandbox = new BashSandbox({ backend: new MemoryBackend(), timeoutMs: 60_000, clock });
+    const sandbox = new BashSandbox({
+      backend: new MemoryBackend(),
+      timeoutMs: 60_000,
+      maxCommandCount: 1_000_000_000,
+      clock,
+    });
     opened.push(sandbox);
     let started!: () => void;
     const running = new Promise<void>((r) => {
