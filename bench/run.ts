@@ -18,6 +18,7 @@ import { initializeLogger } from '@livekit/agents';
 import { runFilesBench } from './files-bench.js';
 import { runKitBench } from './kit-bench.js';
 import type { BenchResult } from './result.js';
+import { runSandboxBench } from './sandbox-bench.js';
 import { runTasksBench } from './tasks-bench.js';
 
 initializeLogger({ pretty: false, level: 'silent' });
@@ -42,6 +43,10 @@ const builtIn: BenchModule[] = [
   {
     name: 'files',
     run: (quick) => runFilesBench(quick ? { files: 1000, totalMb: 10, runs: 3 } : {}),
+  },
+  {
+    name: 'sandbox',
+    run: (quick) => runSandboxBench(quick ? { coldRuns: 3, commands: 20, pythonColdRuns: 1 } : {}),
   },
 ];
 

@@ -10,6 +10,7 @@ export * from './core/call.js';
 export * from './core/clock.js';
 export * from './core/errors.js';
 export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from './core/postgres.js';
+export * from './deep-agent/index.js';
 export * from './delegation/index.js';
 export * from './flows/index.js';
 export * from './outcome.js';

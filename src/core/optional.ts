@@ -15,6 +15,8 @@ export const OPTIONAL_PACKAGES = {
   '@nats-io/transport-node': '^3.3.1',
   '@nats-io/jetstream': '^3.3.1',
   'livekit-server-sdk': '^2.13.0',
+  'just-bash': '^3.4.2',
+  pyodide: '^314.0.7',
 } as const;
 
 /** A package taskline loads only when a feature that needs it is used. */

@@ -142,6 +142,12 @@ export interface FakeOpenAIOptions {
    * `invalid_api_key`, as OpenAI answers a wrong key. Any key is accepted when omitted.
    */
   apiKey?: string;
+  /**
+   * Reject a history whose tool calls and tool results do not pair up (HTTP 400
+   * `invalid_request`), as OpenAI does: every assistant `tool_calls` entry must be answered
+   * by a following `tool` message, and every `tool` message must answer one. Off by default.
+   */
+  strictToolHistory?: boolean;
 }
 
 /** Stable error code sent (and recorded) when a list script has no reply left. */
@@ -232,6 +238,7 @@ export async function startFakeOpenAI(
     let request: OpenAIChatRequest;
     try {
       request = parseChatRequest(await readBody(req));
+      if (options.strictToolHistory) checkToolHistory(request.messages);
     } catch (err) {
       if (err instanceof HttpError) return fail(res, err);
       throw err;
@@ -430,6 +437,39 @@ function parseChatRequest(text: string): OpenAIChatRequest {
     request.stream_options = typeof include === 'boolean' ? { include_usage: include } : {};
   }
   return request;
+}
+
+/** OpenAI's pairing rule for tool calls and tool results; throws its 400 otherwise. */
+function checkToolHistory(messages: readonly OpenAIChatMessage[]): void {
+  for (let i = 0; i < messages.length; i++) {
+    const m = messages[i]!;
+    if (m.role === 'tool') {
+      throw invalid(
+        "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+        `messages.[${i}].role`,
+      );
+    }
+    if (m.role !== 'assistant' || !m.tool_calls?.length) continue;
+    const open = new Set(m.tool_calls.map((c) => c.id));
+    let j = i + 1;
+    for (; j < messages.length && messages[j]!.role === 'tool'; j++) {
+      const id = messages[j]!.tool_call_id ?? '';
+      if (!open.delete(id)) {
+        throw invalid(
+          "Invalid parameter: messages with role 'tool' must be a response to a preceding message with 'tool_calls'.",
+          `messages.[${j}].role`,
+        );
+      }
+    }
+    if (open.size > 0) {
+      throw invalid(
+        "An assistant message with 'tool_calls' must be followed by tool messages responding to each 'tool_call_id'. " +
+          `The following tool_call_ids did not have response messages: ${[...open].join(', ')}`,
+        `messages.[${i}].role`,
+      );
+    }
+    i = j - 1;
+  }
 }
 
 function parseMessage(value: unknown, param: string): OpenAIChatMessage {

@@ -9,10 +9,10 @@ import {
   formatGrep,
   formatListing,
   formatReadPage,
-  previewOf,
   splitLines,
 } from './format.js';
 import { compileGlob, splitGlob } from './glob.js';
+import { fitLargeResult } from './large-result.js';
 import { normalizePath, ROOT } from './paths.js';
 import { compileSearcher } from './search.js';
 import { FileToolsState } from './state.js';
@@ -21,7 +21,7 @@ import { FileToolsState } from './state.js';
 export const DEFAULT_LARGE_RESULT_CHARS = 16_000;
 
 /** Where oversized tool results are saved, one file per tool call id. */
-export const LARGE_RESULTS_DIR = '/large_tool_results';
+export { LARGE_RESULTS_DIR } from './large-result.js';
 
 /** Default cap on grep matches per call. */
 export const DEFAULT_GREP_MAX_COUNT = 1000;
@@ -94,12 +94,6 @@ function replaceAll(text: string, needle: string, replacement: string): string {
   return text.split(needle).join(replacement);
 }
 
-/** A call id as a safe file name. */
-function fileNameFor(toolCallId: string): string {
-  const clean = toolCallId.replace(/[^A-Za-z0-9._-]/g, '_').slice(0, 200);
-  return clean === '' || clean === '.' || clean === '..' ? 'call' : clean;
-}
-
 const pathParam = z.string().describe('Absolute path of the file, e.g. "/notes/todo.md"');
 
 /**
@@ -129,23 +123,8 @@ export function createFileTools(options: FileToolsOptions) {
   const clock = options.clock ?? systemClock;
 
   /** Saves an oversized result and returns its preview; small results pass through. */
-  async function fitResult(result: string, toolCallId: string): Promise<string> {
-    if (result.length <= largeChars) return result;
-    const path = `${LARGE_RESULTS_DIR}/${fileNameFor(toolCallId)}`;
-    let note: string;
-    try {
-      await backend.write(path, result);
-      note =
-        `The full result (${result.length} characters) is saved at ${path}; ` +
-        'read it with read_file using offset and limit, or narrow the request';
-    } catch (err) {
-      const why = err instanceof FileError ? `${err.code}: ${err.message}` : 'the save failed';
-      note = `The full result (${result.length} characters) could not be saved (${why}); narrow the request`;
-    }
-    const head = Math.min(4000, Math.floor(largeChars / 4));
-    const tail = Math.min(2000, Math.floor(largeChars / 8));
-    return previewOf(result, note, head, tail);
-  }
+  const fitResult = (result: string, toolCallId: string): Promise<string> =>
+    fitLargeResult(backend, result, toolCallId, largeChars);
 
   return {
     ls: llm.tool({

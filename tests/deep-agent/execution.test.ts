@@ -1,0 +1,242 @@
+/**
+ * Sandboxed execution: bash (just-bash in a worker) and Python (pyodide in a confined child)
+ * share one workspace with the file tools on the memory and SQLite backends; runaway code is
+ * stopped by its time limit; nothing leaves a disk root; output over the cap is evicted to a
+ * file; there is no network; the local shell needs an explicit opt-in.
+ */
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { isTasklineError } from '../../src/core/errors.js';
+import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { BashSandbox } from '../../src/tools/execute/bash.js';
+import { LocalShell } from '../../src/tools/execute/local.js';
+import { PythonSandbox } from '../../src/tools/execute/python.js';
+import { ExecutionSandbox } from '../../src/tools/execute/sandbox.js';
+import { createExecutionTools } from '../../src/tools/execute/tools.js';
+import type { FileBackend } from '../../src/tools/files/backend.js';
+import { DiskBackend } from '../../src/tools/files/backends/disk.js';
+import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
+import { SqliteFileStore } from '../../src/tools/files/backends/store-sqlite.js';
+import { createFileTools } from '../../src/tools/files/tools.js';
+import { callTool } from '../tools/tool-helpers.js';
+
+const opened: Array<{ close(): Promise<void> | void }> = [];
+afterEach(async () => {
+  await Promise.all(opened.splice(0).map((s) => s.close()));
+});
+
+const backends: Array<[string, () => FileBackend]> = [
+  ['memory', () => new MemoryBackend()],
+  [
+    'sqlite',
+    () => {
+      const store = new SqliteFileStore({
+        path: ':memory:',
+        tenant: 't',
+        user: `u${Math.random()}`,
+      });
+      opened.push(store);
+      return store;
+    },
+  ],
+];
+
+describe.each(backends)('bash and Python share one workspace on the %s backend', (_, make) => {
+  it('sees the same files through execute, execute_python and the file tools', async () => {
+    const backend = make();
+    const sandbox = new ExecutionSandbox({ backend });
+    opened.push(sandbox);
+    const tools = createExecutionTools(sandbox);
+    const files = createFileTools({ backend });
+    await callTool(files.write_file, {
+      file_path: '/data/orders.csv',
+      content: 'item,qty,price\ntea,2,3.50\ncake,1,4.25\n',
+    });
+
+    const bash = await callTool(tools.execute!, {
+      command:
+        'tail -n +2 /data/orders.csv | cut -d, -f1 | sort > /data/items.txt && wc -l < /data/items.txt',
+    });
+    expect(bash).toBe('2\n[exit code 0]');
+    expect(await backend.read('/data/items.txt')).toBe('cake\ntea\n');
+
+    const py = await callTool(tools.execute_python!, {
+      code: [
+        'import csv',
+        "rows = list(csv.DictReader(open('/data/orders.csv')))",
+        "total = sum(int(r['qty']) * float(r['price']) for r in rows)",
+        "items = open('/data/items.txt').read().split()",
+        "open('/data/total.txt', 'w').write(f'{total:.2f}')",
+        'print(items, total)',
+      ].join('\n'),
+    });
+    expect(py).toBe("['cake', 'tea'] 11.25\n[saved: /data/total.txt]\n[exit code 0]");
+
+    // What Python saved is visible to bash and to read_file at once.
+    expect(await callTool(tools.execute!, { command: 'cat /data/total.txt' })).toBe(
+      '11.25\n[exit code 0]',
+    );
+    expect(await callTool(files.read_file, { file_path: '/data/total.txt' })).toBe('     1\t11.25');
+
+    // A change from bash reaches the next Python run; a deletion in Python reaches the backend.
+    await callTool(tools.execute!, { command: "sed -i 's/tea/green tea/' /data/items.txt" });
+    expect(
+      await callTool(tools.execute_python!, {
+        code: "import os\nprint(open('/data/items.txt').read().strip())\nos.remove('/data/total.txt')",
+      }),
+    ).toBe('cake\ngreen tea\n[deleted: /data/total.txt]\n[exit code 0]');
+    expect(await backend.stat('/data/total.txt')).toBeUndefined();
+  });
+});
+
+describe('time limits', () => {
+  it('stops a runaway bash loop with the sandbox deadline and serves the next command', async () => {
+    const sandbox = new BashSandbox({ backend: new MemoryBackend(), timeoutMs: 300 });
+    opened.push(sandbox);
+    const stopped = await sandbox.exec('while true; do :; done');
+    expect(stopped.exitCode).not.toBe(0);
+    // just-bash's own deadline or command cap, or (on a very loaded machine) the host's stop.
+    expect(stopped.stderr).toMatch(/deadline|too many commands|stopped after 300 ms/);
+    expect((await sandbox.exec('echo next')).stdout).toBe('next\n');
+  });
+
+  it('terminates a bash worker that runs past the hard limit', async () => {
+    const clock = new VirtualClock();
+    const sandbox = new BashSandbox({
+      backend: new MemoryBackend(),
+      timeoutMs: 60_000,
+      maxCommandCount: 1_000_000_000,
+      clock,
+    });
+    opened.push(sandbox);
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    const result = sandbox.exec('while true; do :; done', { onStarted: () => started() });
+    await running;
+    await clock.advance(62_000);
+    const r = await result;
+    expect(r).toMatchObject({ stopped: 'timeout', exitCode: 124 });
+    expect(r.stderr).toContain('stopped after 60000 ms');
+    expect((await sandbox.exec('echo fresh')).stdout).toBe('fresh\n');
+    expect(sandbox.coldStarts).toBe(2);
+  });
+
+  it('kills a runaway Python loop at its limit and loads a fresh interpreter for the next run', async () => {
+    const clock = new VirtualClock();
+    const backend = new MemoryBackend();
+    const sandbox = new PythonSandbox({ backend, timeoutMs: 5_000, clock });
+    opened.push(sandbox);
+    let started!: () => void;
+    const running = new Promise<void>((r) => {
+      started = r;
+    });
+    const result = sandbox.run("open('/half.txt','w').write('x')\nwhile True:\n    pass", {
+      onStarted: () => started(),
+    });
+    await running;
+    await clock.advance(5_000);
+    const r = await result;
+    expect(r).toMatchObject({ stopped: 'timeout', exitCode: 124, saved: [] });
+    expect(r.stderr).toContain('stopped after 5000 ms');
+    expect(await backend.stat('/half.txt')).toBeUndefined();
+    expect((await sandbox.run('print(6 * 7)')).stdout).toBe('42\n');
+    expect(sandbox.coldStarts).toBe(2);
+  });
+});
+
+describe('a disk root cannot be left from bash', () => {
+  let base: string;
+  let root: string;
+  beforeAll(() => {
+    base = mkdtempSync(join(tmpdir(), 'taskline-exec-'));
+    root = join(base, 'root');
+    mkdirSync(join(root, 'sub'), { recursive: true });
+    writeFileSync(join(base, 'secret.txt'), 'TOP SECRET\n');
+    writeFileSync(join(root, 'sub', 'ok.txt'), 'inside\n');
+    symlinkSync(join(base, 'secret.txt'), join(root, 'link.txt'));
+    symlinkSync(base, join(root, 'up'));
+  });
+  afterAll(() => rmSync(base, { recursive: true, force: true }));
+
+  it('refuses .., absolute host paths and symbolic links that lead out', async () => {
+    const sandbox = new BashSandbox({ backend: new DiskBackend({ root }) });
+    opened.push(sandbox);
+    const run = async (command: string) => {
+      const r = await sandbox.exec(command);
+      return `${r.stdout}${r.stderr}`;
+    };
+    // Links that lead out are hidden from listings and refused when used.
+    expect(await run('cd .. && cd .. && pwd && ls')).toBe('/\nsub\n');
+    expect(await run('cat ../secret.txt; cat /../../secret.txt')).not.toContain('TOP SECRET');
+    expect(await run(`cat ${join(base, 'secret.txt')}`)).not.toContain('TOP SECRET');
+    expect(await run('cat /link.txt')).not.toContain('TOP SECRET');
+    expect(await run('cat /up/secret.txt; ls /up')).not.toContain('TOP SECRET');
+    expect(await run('ln -s /etc/passwd /p; cat /p')).not.toMatch(/root:/);
+    expect(await run('grep -r SECRET / ; find / -name secret.txt')).not.toContain('TOP SECRET');
+    expect(await run('cd /sub && cat ok.txt')).toBe('inside\n');
+    // Writes stay inside the root too.
+    await run('echo hi > ../../escape.txt');
+    expect(await run('cat /escape.txt')).toBe('hi\n');
+  });
+});
+
+describe('output, network and the local shell', () => {
+  it('saves output over the large-result size to a file and previews it', async () => {
+    const backend = new MemoryBackend();
+    const sandbox = new ExecutionSandbox({ backend, python: false });
+    opened.push(sandbox);
+    const tools = createExecutionTools(sandbox, { largeResultChars: 2_000 });
+    const out = (await callTool(
+      tools.execute!,
+      { command: 'seq 1 5000' },
+      { toolCallId: 'call_big' },
+    )) as string;
+    expect(out).toContain('is saved at /large_tool_results/call_big');
+    expect(out.length).toBeLessThan(2_000);
+    const saved = await backend.read('/large_tool_results/call_big');
+    expect(saved.startsWith('1\n2\n3\n')).toBe(true);
+    expect(saved.endsWith('4999\n5000\n[exit code 0]')).toBe(true);
+  });
+
+  it('has no network in either sandbox', async () => {
+    const sandbox = new ExecutionSandbox({ backend: new MemoryBackend() });
+    opened.push(sandbox);
+    expect((await sandbox.exec('curl http://127.0.0.1:9/')).stderr).toContain('command not found');
+    const py = await sandbox.runPython(
+      "import urllib.request\ntry:\n    urllib.request.urlopen('http://127.0.0.1:9/', timeout=2)\nexcept Exception as e:\n    print('blocked', type(e).__name__)",
+    );
+    expect(py.stdout).toMatch(/^blocked /);
+    const js = await sandbox.runPython('from pyodide.code import run_js\nrun_js("1")');
+    expect(js.exitCode).toBe(1);
+    const host = await sandbox.runPython(
+      "import pyodide_js\npyodide_js.runPython.constructor('return process')()",
+    );
+    expect(host.stderr).toContain('Code generation from strings disallowed');
+  });
+
+  it('refuses a local shell unless it is explicitly allowed, and runs one that is', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'taskline-local-'));
+    try {
+      let error: unknown;
+      try {
+        new ExecutionSandbox({
+          backend: new MemoryBackend(),
+          local: { cwd, dangerouslyAllowUnsandboxed: false },
+        });
+      } catch (e) {
+        error = e;
+      }
+      expect(isTasklineError(error, 'invalid_argument')).toBe(true);
+      expect((error as Error).message).toContain('dangerouslyAllowUnsandboxed: true');
+      const shell = new LocalShell({ cwd, dangerouslyAllowUnsandboxed: true });
+      const r = await shell.exec('echo local > f.txt && cat f.txt && pwd');
+      expect(r.stdout).toBe(`local\n${cwd}\n`);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+});
