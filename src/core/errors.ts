@@ -12,7 +12,8 @@ export type TasklineErrorCode =
   | 'limit_exceeded'
   | 'conflict'
   | 'missing_dependency'
-  | 'call_failed';
+  | 'call_failed'
+  | 'invalid_scenario';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that
