@@ -26,8 +26,8 @@ export interface CallDriver {
   /** Ids of every agent and task that became active, in order. */
   readonly visited: readonly string[];
   readonly isClosed: boolean;
-  /** Starts the session on `agent` and waits for the greeting. */
-  start(agent: voice.Agent): Promise<void>;
+  /** Starts the session on `agent` and waits for the greeting (`first` is the first turn). */
+  start(agent: voice.Agent, first?: TurnSpec): Promise<void>;
   /** Plays one caller turn and waits until the agent has answered and gone quiet. */
   perform(turn: TurnSpec, index: number, next: TurnSpec | undefined): Promise<TurnMeasure>;
   /** Ends the call (idempotent). */

@@ -82,7 +82,7 @@ export async function runScenarioOnce(
   try {
     built = buildCall(parts, session);
     if (model instanceof ScriptedLLM) model.bind(session);
-    await driver.start(built.instance.agent);
+    await driver.start(built.instance.agent, scenario.spec.turns[0]);
     watch.check();
     const specTurns = scenario.spec.turns;
     for (let i = 0; i < specTurns.length && !watch.failed; i++) {
