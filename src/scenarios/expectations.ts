@@ -23,6 +23,8 @@ export interface CallView {
   transfer: TransferResult | undefined;
   /** The call's typed result now. */
   result: unknown;
+  /** Agent speeches cut off in scope; undefined when the mode has no playback (text). */
+  interruptions: number | undefined;
   /** Response latency (ms) of each turn in scope that got an answer. */
   latencies: Array<{ turn: number; ms: number }>;
 }
@@ -72,6 +74,13 @@ export function checkExpectations(spec: ExpectationSpec, view: CallView): string
   }
   if (spec.transferred !== undefined) failures.push(...checkTransfer(spec.transferred, view.transfer));
   if (spec.checkpoint !== undefined) failures.push(...checkCheckpoint(spec.checkpoint, view.checkpoints));
+  if (spec.interrupted !== undefined && view.interruptions !== undefined) {
+    if (spec.interrupted && view.interruptions === 0) {
+      failures.push('expected agent speech to be cut off, but none was');
+    } else if (!spec.interrupted && view.interruptions > 0) {
+      failures.push(`expected no agent speech to be cut off, but ${view.interruptions} was`);
+    }
+  }
   if (spec.latency !== undefined) {
     const budget = durationMs(spec.latency);
     for (const { turn, ms } of view.latencies) {

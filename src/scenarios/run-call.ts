@@ -102,7 +102,7 @@ export async function runScenarioOnce(
       });
       const expect = typeof turn === 'string' ? undefined : turn.expect;
       if (expect) {
-        const view = await viewOf(driver, session, model, built, marks, turns.slice(-1));
+        const view = await viewOf(mode, driver, session, model, built, marks, turns.slice(-1));
         for (const message of checkExpectations(expect, view)) fail(message, i);
       }
     }
@@ -123,7 +123,7 @@ export async function runScenarioOnce(
     try {
       result = safeResult(built);
       if (finalSpec) {
-        const view = await viewOf(driver, session, model, built, undefined, turns);
+        const view = await viewOf(mode, driver, session, model, built, undefined, turns);
         for (const message of checkExpectations(finalSpec, view)) fail(message);
       }
     } catch (error) {
@@ -156,6 +156,7 @@ function markOf(
 }
 
 async function viewOf(
+  mode: CallMode,
   driver: CallDriver,
   session: voice.AgentSession,
   model: unknown,
@@ -178,6 +179,8 @@ async function viewOf(
     checkpoints: built.checkpoints.writes.slice(from.checkpoints),
     transfer: await lastTransfer(session),
     result: safeResult(built),
+    interruptions:
+      mode.name === 'audio' ? turns.reduce((n, t) => n + t.interruptions, 0) : undefined,
     latencies: turns.flatMap((t) =>
       t.latencyMs !== undefined ? [{ turn: t.turn, ms: t.latencyMs }] : [],
     ),

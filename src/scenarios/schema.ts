@@ -85,6 +85,10 @@ export const expectationSchema = z
         description:
           'A flow checkpoint was written (true), or the last one written matches (position, status, answers).',
       }),
+    interrupted: z.boolean().optional().meta({
+      description:
+        'Audio mode: agent speech was cut off (by a barge-in or a key) in scope (true), or not (false). Text mode has no playback to cut and skips this check.',
+    }),
     latency: duration.optional().meta({
       description:
         'Budget from the caller input to the first agent reply (audio: end of caller speech to first agent audio); at the end it applies to every turn.',

@@ -79,7 +79,9 @@ export class AudioDriver implements CallDriver {
       visit();
       const item = ev.item;
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
-        this.transcript.push({ role: 'agent', text: item.textContent, via: 'speech', at: Date.now() });
+        // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
+        const text = item.interrupted ? `${item.textContent} (interrupted)` : item.textContent;
+        this.transcript.push({ role: 'agent', text, via: 'speech', at: Date.now() });
       }
     });
     this.closedPromise = new Promise((resolve) => {

@@ -13,6 +13,7 @@ import { startFakeOpenAI } from '../../testing/openai-server.js';
 import { CallerSpeech, speechEndpoints } from '../../testing/speech-endpoints.js';
 import type { CallMode } from '../driver.js';
 import { AudioDriver, type AudioDriverOptions } from './driver.js';
+import { localTts } from './local-tts.js';
 
 /** Why audio mode cannot run here (one sentence), or undefined when it can. */
 export async function audioUnavailable(): Promise<string | undefined> {
@@ -61,7 +62,7 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
       return {
         vad,
         stt: new openai.STT({ useRealtime: false, model: 'whisper-1', baseURL: server.url, apiKey: 'local' }),
-        tts: new openai.TTS({ model: 'tts-1', baseURL: server.url, apiKey: 'local' }),
+        tts: localTts(openai, server.url),
         ...sessionOptions,
       };
     },
