@@ -18,7 +18,8 @@ export const TEST_USAGE = `usage: taskline test [paths…] [--audio] [--junit FI
                   barge-in as overlapping audio, keys as DTMF while the agent talks
                   (needs espeak-ng: apt-get install espeak-ng)
   --junit FILE    also write the results as JUnit XML to FILE
-  --jobs N        parallel worker processes (default: the machine's cores, ${availableParallelism()} here)
+  --jobs N        worker processes (default: 1 per 16 text scenarios, the cores with
+                  --audio; at most ${availableParallelism()} here); 1 runs them in this process
   --timeout S     give up on a scenario file after S seconds (default 120, 300 with --audio)
   -h, --help      show this help
 
@@ -91,16 +92,16 @@ export async function testMain(args: string[]): Promise<number> {
       // Outside CI a missing speech synthesiser skips audio mode, saying why; in CI it fails.
       const ci = process.env.CI === 'true' || process.env.CI === '1';
       process.stdout.write(`${ci ? 'FAIL' : 'SKIP'}  audio mode: ${missing}\n`);
-      process.stdout.write(`scenarios: 0 passed, ${ci ? files.length : 0} failed, ${ci ? 0 : files.length} skipped\n`);
+      process.stdout.write(
+        `scenarios: 0 passed, ${ci ? files.length : 0} failed, ${ci ? 0 : files.length} skipped\n`,
+      );
       return ci ? 1 : 0;
     }
   }
   const { runScenarioFiles } = await import('../scenarios/pool.js');
   const report = await import('../scenarios/report.js');
   const mode = values.audio ? 'audio' : 'text';
-  process.stdout.write(
-    `# ${files.length} scenario file(s), ${mode} mode, ${Math.min(jobs ?? availableParallelism(), files.length)} worker(s)\n`,
-  );
+  process.stdout.write(`# ${files.length} scenario file(s), ${mode} mode\n`);
   const reports = await runScenarioFiles(files, {
     audio: values.audio === true,
     ...(jobs !== undefined ? { jobs } : {}),
@@ -108,15 +109,16 @@ export async function testMain(args: string[]): Promise<number> {
     onReport: (r) => process.stdout.write(`${report.formatScenario(r).join('\n')}\n`),
   });
   if (values.audio) {
-    const summary = report.latencySummary(reports);
-    if (summary) process.stdout.write(`audio: ${report.formatLatency(summary)}\n`);
+    process.stdout.write(`${report.formatLatencies(reports, 'audio: ').join('\n')}\n`);
   }
   if (values.junit) {
     try {
       mkdirSync(dirname(values.junit), { recursive: true });
       writeFileSync(values.junit, report.junitXml(reports));
     } catch (error) {
-      process.stderr.write(`taskline test: cannot write ${values.junit}: ${(error as Error).message}\n`);
+      process.stderr.write(
+        `taskline test: cannot write ${values.junit}: ${(error as Error).message}\n`,
+      );
       return 1;
     }
   }
@@ -128,7 +130,10 @@ function positiveNumber(value: string | undefined, option: string): number | und
   if (value === undefined) return undefined;
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0 || (option === '--jobs' && !Number.isInteger(n))) {
-    throw new TasklineError('invalid_argument', `${option} takes a positive number, got "${value}"`);
+    throw new TasklineError(
+      'invalid_argument',
+      `${option} takes a positive number, got "${value}"`,
+    );
   }
   return n;
 }

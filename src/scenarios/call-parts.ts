@@ -88,7 +88,9 @@ export function buildCall(parts: ScenarioModule, session: voice.AgentSession): B
   return { instance, transferer, checkpoints };
 }
 
-function scriptedFromSpec(model: Exclude<NonNullable<ScenarioSpec['model']>, 'module'>): ScriptedLLM {
+function scriptedFromSpec(
+  model: Exclude<NonNullable<ScenarioSpec['model']>, 'module'>,
+): ScriptedLLM {
   const scripted = new ScriptedLLM();
   for (const [key, steps] of Object.entries(model)) {
     scripted.for(
@@ -97,7 +99,9 @@ function scriptedFromSpec(model: Exclude<NonNullable<ScenarioSpec['model']>, 'mo
         (s): ScriptStep => ({
           ...(s.say !== undefined ? { say: s.say } : {}),
           ...(s.fail !== undefined ? { fail: s.fail } : {}),
-          ...(s.tool_calls ? { toolCalls: s.tool_calls.map((c) => ({ name: c.name, args: c.args ?? {} })) } : {}),
+          ...(s.tool_calls
+            ? { toolCalls: s.tool_calls.map((c) => ({ name: c.name, args: c.args ?? {} })) }
+            : {}),
         }),
       ),
     );

@@ -7,6 +7,17 @@ import type { voice } from '@livekit/agents';
 import type { TranscriptLine } from '../testing/simulated-caller.js';
 import type { TurnSpec } from './schema.js';
 
+/** What the caller did in a turn, for latency figures. */
+export type TurnInput = 'speech' | 'keys' | 'silence' | 'hangup';
+
+/** The input kind of a turn. */
+export function turnInput(turn: TurnSpec): TurnInput {
+  if (turn === 'hangup' || 'hangup' in turn) return 'hangup';
+  if ('keys' in turn) return 'keys';
+  if ('silence' in turn) return 'silence';
+  return 'speech';
+}
+
 /** What one turn measured. */
 export interface TurnMeasure {
   /**

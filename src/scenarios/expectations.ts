@@ -40,11 +40,14 @@ export function checkExpectations(spec: ExpectationSpec, view: CallView): string
   for (const text of asList(spec.never_said)) {
     const m = textMatcher(text);
     const hit = lines.find((l) => m.test(l));
-    if (hit !== undefined) failures.push(`expected the agent never to say ${m.source}, but it said "${hit}"`);
+    if (hit !== undefined)
+      failures.push(`expected the agent never to say ${m.source}, but it said "${hit}"`);
   }
   if ('outcome' in spec && spec.outcome !== undefined && !deepMatch(view.result, spec.outcome)) {
     const miss = firstMismatch(view.result, spec.outcome) ?? 'it differs';
-    failures.push(`expected the outcome to match, but ${miss}; the outcome was ${JSON.stringify(view.result)}`);
+    failures.push(
+      `expected the outcome to match, but ${miss}; the outcome was ${JSON.stringify(view.result)}`,
+    );
   }
   for (const call of asList(spec.tool_called)) {
     const name = typeof call === 'string' ? call : call.name;
@@ -69,11 +72,15 @@ export function checkExpectations(spec: ExpectationSpec, view: CallView): string
   }
   for (const id of asList(spec.visited)) {
     if (!view.visited.includes(id)) {
-      failures.push(`expected ${id} to become active; active were: ${view.visited.join(' → ') || 'none'}`);
+      failures.push(
+        `expected ${id} to become active; active were: ${view.visited.join(' → ') || 'none'}`,
+      );
     }
   }
-  if (spec.transferred !== undefined) failures.push(...checkTransfer(spec.transferred, view.transfer));
-  if (spec.checkpoint !== undefined) failures.push(...checkCheckpoint(spec.checkpoint, view.checkpoints));
+  if (spec.transferred !== undefined)
+    failures.push(...checkTransfer(spec.transferred, view.transfer));
+  if (spec.checkpoint !== undefined)
+    failures.push(...checkCheckpoint(spec.checkpoint, view.checkpoints));
   if (spec.interrupted !== undefined && view.interruptions !== undefined) {
     if (spec.interrupted && view.interruptions === 0) {
       failures.push('expected agent speech to be cut off, but none was');
@@ -85,7 +92,9 @@ export function checkExpectations(spec: ExpectationSpec, view: CallView): string
     const budget = durationMs(spec.latency);
     for (const { turn, ms } of view.latencies) {
       if (ms > budget) {
-        failures.push(`turn ${turn + 1} answered in ${Math.round(ms)} ms, over the ${budget} ms budget`);
+        failures.push(
+          `turn ${turn + 1} answered in ${Math.round(ms)} ms, over the ${budget} ms budget`,
+        );
       }
     }
   }
@@ -102,7 +111,10 @@ function checkTransfer(
   if (expected === false) return actual ? [`expected no transfer, but there was ${seen}`] : [];
   if (!actual?.ok) return [`expected a transfer, but there was ${seen}`];
   if (expected === true) return [];
-  if ((expected.to && expected.to !== actual.to) || (expected.mode && expected.mode !== actual.mode)) {
+  if (
+    (expected.to && expected.to !== actual.to) ||
+    (expected.mode && expected.mode !== actual.mode)
+  ) {
     return [`expected a transfer matching ${JSON.stringify(expected)}, but there was ${seen}`];
   }
   return [];

@@ -58,7 +58,9 @@ export function parseScenario(text: string, file: string): LoadedScenario {
   }
   const data: unknown = doc.toJS();
   if (typeof data !== 'object' || data === null || Array.isArray(data)) {
-    throw invalid(`${file}:1: a scenario is a mapping with at least "turns:" (a list of caller turns)`);
+    throw invalid(
+      `${file}:1: a scenario is a mapping with at least "turns:" (a list of caller turns)`,
+    );
   }
   const parsed = scenarioSchema.safeParse(data);
   if (!parsed.success) {
@@ -101,7 +103,8 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
   }
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
-    const known = path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
+    const known =
+      path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
     return { path: [...path, issue.keys[0]!], message: `unknown field ${keys}${known}` };
   }
   if (issue.code === 'invalid_union' && path.at(-1) === 'model') {
@@ -119,8 +122,7 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
 }
 
 function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
-  const shapes =
-    'a turn is one of: say: "…", keys: "123#", silence: 8s, barge_in: "…", hangup';
+  const shapes = 'a turn is one of: say: "…", keys: "123#", silence: 8s, barge_in: "…", hangup';
   if (typeof turn === 'string') return { message: `"${turn}" is not a turn; ${shapes}` };
   if (typeof turn !== 'object' || turn === null || Array.isArray(turn)) {
     return { message: shapes };

@@ -17,7 +17,7 @@ import type { WorkerReply, WorkerRequest } from './worker.js';
 
 /** Options for {@link runScenarioFiles}. */
 export interface RunFilesOptions {
-  /** Parallel worker processes (default: the machine's cores; 1 runs in this process). */
+  /** Worker processes (1 runs in this process; default: see {@link defaultJobs}). */
   jobs?: number;
   /** Audio mode instead of text mode. */
   audio?: boolean;
@@ -27,69 +27,118 @@ export interface RunFilesOptions {
   onReport?: (report: ScenarioReport) => void;
 }
 
+/**
+ * Scenarios run at once in one process. Text-mode calls spend most of their time waiting
+ * (upstream's session close alone takes ~0.5 s), so several share a process; audio-mode
+ * calls run one per process so timing is measured on an unloaded event loop.
+ */
+const PER_PROCESS = { text: 4, audio: 1 } as const;
+
 /** Runs `files` and returns their reports in the same order. */
 export async function runScenarioFiles(
   files: readonly string[],
   options: RunFilesOptions = {},
 ): Promise<ScenarioReport[]> {
-  const jobs = Math.max(1, Math.min(options.jobs ?? availableParallelism(), files.length));
-  const timeoutMs = options.timeoutMs ?? (options.audio ? 300_000 : 120_000);
-  if (jobs === 1) return runInProcess(files, options, timeoutMs);
+  const audio = options.audio === true;
+  const perProcess = PER_PROCESS[audio ? 'audio' : 'text'];
+  const jobs = Math.max(
+    1,
+    Math.min(
+      options.jobs ?? defaultJobs(audio, files.length),
+      Math.ceil(files.length / perProcess),
+    ),
+  );
+  const timeoutMs = options.timeoutMs ?? (audio ? 300_000 : 120_000);
   const reports: ScenarioReport[] = new Array(files.length);
   let next = 0;
-  const worker = async (): Promise<void> => {
-    let child: WorkerProcess | undefined;
+  const finish = (index: number, report: ScenarioReport) => {
+    reports[index] = report;
+    options.onReport?.(report);
+  };
+  if (jobs === 1) {
+    const mode = await modeFor(audio);
     try {
-      while (next < files.length) {
-        const index = next++;
-        const file = files[index]!;
-        child ??= new WorkerProcess(options.audio === true);
-        const report = await child.run(file, timeoutMs).catch((error: unknown) => {
-          child?.kill();
-          child = undefined;
-          return crashed(file, options.audio === true, error);
-        });
-        reports[index] = report;
-        options.onReport?.(report);
-      }
+      const lane = async () => {
+        while (next < files.length) {
+          const index = next++;
+          finish(
+            index,
+            await bounded(
+              runScenarioFile(files[index]!, { mode }),
+              files[index]!,
+              audio,
+              timeoutMs,
+            ),
+          );
+        }
+      };
+      await Promise.all(Array.from({ length: perProcess }, lane));
     } finally {
-      await child?.exit();
+      await mode.close();
+    }
+    return reports;
+  }
+  const workers: Array<WorkerProcess | undefined> = new Array(jobs);
+  const lane = async (slot: number): Promise<void> => {
+    const w = slot % jobs;
+    while (next < files.length) {
+      const index = next++;
+      const file = files[index]!;
+      workers[w] ??= new WorkerProcess(audio);
+      const worker = workers[w]!;
+      const report = await worker.run(file, timeoutMs).catch((error: unknown) => {
+        // A hung or dead worker fails what it was running; a fresh one takes the rest.
+        worker.kill();
+        if (workers[w] === worker) workers[w] = undefined;
+        return crashed(file, audio, error);
+      });
+      finish(index, report);
     }
   };
-  await Promise.all(Array.from({ length: jobs }, worker));
+  try {
+    await Promise.all(Array.from({ length: jobs * perProcess }, (_, slot) => lane(slot)));
+  } finally {
+    await Promise.all(workers.map((w) => w?.exit()));
+  }
   return reports;
 }
 
-async function runInProcess(
-  files: readonly string[],
-  options: RunFilesOptions,
+/**
+ * Worker processes by default. A process costs ~2 s to start here (loading upstream and
+ * transpiling TypeScript modules; measured: the same in a worker thread, which also cannot
+ * load .ts modules through tsx's `--import` on Node 20), so text mode adds one per
+ * TEXT_FILES_PER_PROCESS files, up to the cores; audio mode runs in real time and uses the
+ * cores from the start.
+ */
+function defaultJobs(audio: boolean, files: number): number {
+  const cores = availableParallelism();
+  return audio ? cores : Math.min(cores, Math.max(1, Math.floor(files / TEXT_FILES_PER_PROCESS)));
+}
+
+const TEXT_FILES_PER_PROCESS = 16;
+
+async function modeFor(audio: boolean): Promise<CallMode> {
+  if (!audio) return textMode;
+  const { audioMode } = await import('./audio/mode.js');
+  return audioMode();
+}
+
+function bounded(
+  running: Promise<ScenarioReport>,
+  file: string,
+  audio: boolean,
   timeoutMs: number,
-): Promise<ScenarioReport[]> {
-  let mode: CallMode = textMode;
-  if (options.audio) {
-    const { audioMode } = await import('./audio/mode.js');
-    mode = await audioMode();
-  }
-  const reports: ScenarioReport[] = [];
-  try {
-    for (const file of files) {
-      let timer: NodeJS.Timeout | undefined;
-      const limit = new Promise<never>((_, reject) => {
-        timer = setTimeout(
-          () => reject(new TasklineError('timeout', `gave up after ${timeoutMs} ms`)),
-          timeoutMs,
-        );
-      });
-      const report = await Promise.race([runScenarioFile(file, { mode }), limit])
-        .catch((error: unknown) => crashed(file, options.audio === true, error))
-        .finally(() => clearTimeout(timer));
-      reports.push(report);
-      options.onReport?.(report);
-    }
-  } finally {
-    await mode.close();
-  }
-  return reports;
+): Promise<ScenarioReport> {
+  let timer: NodeJS.Timeout | undefined;
+  const limit = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () => reject(new TasklineError('timeout', `gave up after ${timeoutMs} ms`)),
+      timeoutMs,
+    );
+  });
+  return Promise.race([running, limit])
+    .catch((error: unknown) => crashed(file, audio, error))
+    .finally(() => clearTimeout(timer));
 }
 
 function crashed(file: string, audio: boolean, error: unknown): ScenarioReport {
@@ -109,8 +158,8 @@ class WorkerProcess {
   private readonly child: ChildProcess;
   private nextId = 0;
   private readonly waiting = new Map<number, (reply: WorkerReply) => void>();
-  private exited: Promise<number | null>;
-  private crash: ((error: Error) => void) | undefined;
+  private readonly exited: Promise<number | null>;
+  private readonly crashes = new Map<number, (error: Error) => void>();
 
   constructor(audio: boolean) {
     const entry = workerEntry();
@@ -130,12 +179,11 @@ class WorkerProcess {
     });
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
-        this.crash?.(
-          new TasklineError(
-            'call_failed',
-            `the worker process running it exited (${signal ?? `code ${code}`})`,
-          ),
+        const error = new TasklineError(
+          'call_failed',
+          `the worker process running it exited (${signal ?? `code ${code}`})`,
         );
+        for (const crash of [...this.crashes.values()]) crash(error);
         resolve(code);
       });
     });
@@ -145,15 +193,18 @@ class WorkerProcess {
     const id = this.nextId++;
     return new Promise<ScenarioReport>((resolve, reject) => {
       const timer = setTimeout(() => {
-        reject(new TasklineError('timeout', `gave up after ${timeoutMs} ms (the worker was stopped)`));
+        reject(
+          new TasklineError('timeout', `gave up after ${timeoutMs} ms (the worker was stopped)`),
+        );
       }, timeoutMs);
-      this.crash = (error) => {
+      this.crashes.set(id, (error) => {
         clearTimeout(timer);
+        this.crashes.delete(id);
         reject(error);
-      };
+      });
       this.waiting.set(id, (reply) => {
         clearTimeout(timer);
-        this.crash = undefined;
+        this.crashes.delete(id);
         resolve(reply.report);
       });
       this.child.send({ type: 'run', id, file } satisfies WorkerRequest);
@@ -161,13 +212,11 @@ class WorkerProcess {
   }
 
   kill(): void {
-    this.crash = undefined;
     this.child.kill('SIGKILL');
   }
 
   async exit(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.crash = undefined;
     const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
     this.child.send({ type: 'exit' } satisfies WorkerRequest);
     await this.exited;
@@ -191,7 +240,11 @@ function workerEntry(): WorkerEntry {
   let dir = dirname(here);
   for (let i = 0; i < 6; i++) {
     const pkg = join(dir, 'package.json');
-    if (existsSync(pkg) && (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'taskline') break;
+    if (
+      existsSync(pkg) &&
+      (JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'taskline'
+    )
+      break;
     dir = dirname(dir);
   }
   const source = join(dir, 'src', 'scenarios', 'worker.ts');

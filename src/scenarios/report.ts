@@ -4,6 +4,7 @@
  * JUnit XML for CI systems.
  */
 import { relative } from 'node:path';
+import type { TurnInput } from './driver.js';
 import type { RunReport } from './run-call.js';
 import type { ScenarioReport } from './scenario.js';
 
@@ -16,10 +17,18 @@ export interface LatencySummary {
   interruptions: number;
 }
 
-/** p50/p95/max of the answered turns' latencies, and the interruptions, over `reports`. */
-export function latencySummary(reports: readonly ScenarioReport[]): LatencySummary | undefined {
+/**
+ * p50/p95/max latency of the answered turns whose input was `input` (the caller's speech by
+ * default: end of speech → first agent audio), and the interruptions, over `reports`.
+ */
+export function latencySummary(
+  reports: readonly ScenarioReport[],
+  input: TurnInput = 'speech',
+): LatencySummary | undefined {
   const turns = reports.flatMap((r) => r.runs.flatMap((run) => run.turns));
-  const ms = turns.flatMap((t) => (t.latencyMs !== undefined ? [t.latencyMs] : [])).sort((a, b) => a - b);
+  const ms = turns
+    .flatMap((t) => (t.input === input && t.latencyMs !== undefined ? [t.latencyMs] : []))
+    .sort((a, b) => a - b);
   if (!ms.length) return undefined;
   return {
     turns: ms.length,
@@ -42,15 +51,15 @@ export function formatScenario(report: ScenarioReport, cwd = process.cwd()): str
   const tag = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP' }[report.status];
   const repeat = report.runs.length > 1 ? `, ${report.runs.length} runs` : '';
   const out = [`${tag}  ${file}  ${report.name}  (${report.mode}${repeat}, ${secs})`];
-  if (report.reason) out.push(`      ${report.status === 'skipped' ? 'skipped: ' : ''}${report.reason}`);
-  if (report.mode === 'audio' && report.runs.length) {
-    const s = latencySummary([report]);
-    if (s) out.push(`      ${formatLatency(s)}`);
-  }
+  if (report.reason)
+    out.push(`      ${report.status === 'skipped' ? 'skipped: ' : ''}${report.reason}`);
+  if (report.mode === 'audio' && report.runs.length)
+    out.push(...formatLatencies([report], '      '));
   const failedAt = report.runs.findIndex((r) => !r.ok);
   const failed = report.runs[failedAt];
   if (failed) {
-    if (report.runs.length > 1) out.push(`      run ${failedAt + 1} of ${report.runs.length} failed`);
+    if (report.runs.length > 1)
+      out.push(`      run ${failedAt + 1} of ${report.runs.length} failed`);
     for (const f of failed.failures) {
       const where = relative(cwd, f.where) || f.where;
       const turn = f.turn !== undefined ? `turn ${f.turn + 1}: ` : '';
@@ -61,9 +70,26 @@ export function formatScenario(report: ScenarioReport, cwd = process.cwd()): str
   return out;
 }
 
-/** "caller stops speaking → agent audio: p50 … ms, p95 … ms over N turns; K interruptions". */
+/** The audio-mode latency lines: after the caller's speech, and after their last key. */
+export function formatLatencies(reports: readonly ScenarioReport[], indent = ''): string[] {
+  const lines: string[] = [];
+  const interruptions = reports
+    .flatMap((r) => r.runs.flatMap((run) => run.turns))
+    .reduce((n, t) => n + t.interruptions, 0);
+  for (const [input, what] of [
+    ['speech', 'caller stops speaking'],
+    ['keys', 'last key pressed'],
+  ] as const) {
+    const s = latencySummary(reports, input);
+    if (s) lines.push(`${indent}${what} → first agent audio: ${formatLatency(s)}`);
+  }
+  lines.push(`${indent}agent speech cut off: ${interruptions} time(s)`);
+  return lines;
+}
+
+/** "p50 … ms, p95 … ms, max … ms over N turn(s)". */
 export function formatLatency(s: LatencySummary): string {
-  return `caller stops speaking → first agent audio: p50 ${Math.round(s.p50)} ms, p95 ${Math.round(s.p95)} ms, max ${Math.round(s.max)} ms over ${s.turns} turn(s); ${s.interruptions} interruption(s)`;
+  return `p50 ${Math.round(s.p50)} ms, p95 ${Math.round(s.p95)} ms, max ${Math.round(s.max)} ms over ${s.turns} turn(s)`;
 }
 
 function transcriptLines(run: RunReport): string[] {
@@ -105,19 +131,24 @@ function testcase(r: ScenarioReport, cwd: string): string {
   const file = relative(cwd, r.file) || r.file;
   const head = `    <testcase classname="${xml(file)}" name="${xml(r.name)}" file="${xml(file)}" time="${(r.durationMs / 1000).toFixed(3)}"`;
   if (r.status === 'passed') return `${head}/>`;
-  if (r.status === 'skipped') return `${head}>\n      <skipped message="${xml(r.reason ?? '')}"/>\n    </testcase>`;
-  const lines = formatScenario(r, cwd).slice(1).map((l) => l.trimStart());
+  if (r.status === 'skipped')
+    return `${head}>\n      <skipped message="${xml(r.reason ?? '')}"/>\n    </testcase>`;
+  const lines = formatScenario(r, cwd)
+    .slice(1)
+    .map((l) => l.trimStart());
   const message = r.reason ?? r.runs.find((run) => !run.ok)?.failures[0]?.message ?? 'failed';
   return `${head}>\n      <failure message="${xml(message)}" type="scenario">${xml(lines.join('\n'))}</failure>\n    </testcase>`;
 }
 
 function xml(text: string): string {
-  return text
-    // characters XML 1.0 cannot carry at all
-    // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
-    .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '')
-    .replace(/&/g, '&amp;')
-    .replace(/</g, '&lt;')
-    .replace(/>/g, '&gt;')
-    .replace(/"/g, '&quot;');
+  return (
+    text
+      // characters XML 1.0 cannot carry at all
+      // biome-ignore lint/suspicious/noControlCharactersInRegex: stripping them is the point
+      .replace(/[\u0000-\u0008\u000B\u000C\u000E-\u001F]/g, '')
+      .replace(/&/g, '&amp;')
+      .replace(/</g, '&lt;')
+      .replace(/>/g, '&gt;')
+      .replace(/"/g, '&quot;')
+  );
 }

@@ -13,8 +13,8 @@ import { lastTransfer } from '../telephony/transfer.js';
 import { formatLine, toolCallsOf } from '../testing/expect.js';
 import { ScriptedLLM } from '../testing/scripted-llm.js';
 import { type BuiltCall, buildCall, type ScenarioModule } from './call-parts.js';
-import type { CallDriver, CallMode } from './driver.js';
-import { turnLabel } from './driver.js';
+import type { CallDriver, CallMode, TurnInput } from './driver.js';
+import { turnInput, turnLabel } from './driver.js';
 import { type CallView, checkExpectations } from './expectations.js';
 import type { LoadedScenario } from './load.js';
 import type { ExpectationSpec } from './schema.js';
@@ -32,6 +32,7 @@ export interface ScenarioFailure {
 export interface TurnReport {
   turn: number;
   label: string;
+  input: TurnInput;
   latencyMs?: number;
   interruptions: number;
 }
@@ -97,6 +98,7 @@ export async function runScenarioOnce(
       turns.push({
         turn: i,
         label: turnLabel(turn),
+        input: turnInput(turn),
         interruptions: measure.interruptions,
         ...(measure.latencyMs !== undefined ? { latencyMs: measure.latencyMs } : {}),
       });

@@ -23,13 +23,10 @@ const duration = z
   ])
   .meta({ description: 'A duration: "800ms", "8s", "1.5s", "2m" or a number of milliseconds.' });
 
-const text = z
-  .string()
-  .min(1)
-  .meta({
-    description:
-      'Text the line must contain (case-sensitive), or a regular expression written /like this/i.',
-  });
+const text = z.string().min(1).meta({
+  description:
+    'Text the line must contain (case-sensitive), or a regular expression written /like this/i.',
+});
 const texts = z.union([text, z.array(text).min(1)]);
 
 const toolCall = z.union([
@@ -48,13 +45,10 @@ export const expectationSchema = z
   .strictObject({
     said: texts.optional().meta({ description: 'Each must match some agent line.' }),
     never_said: texts.optional().meta({ description: 'None may match any agent line.' }),
-    outcome: z
-      .unknown()
-      .optional()
-      .meta({
-        description:
-          "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element).",
-      }),
+    outcome: z.unknown().optional().meta({
+      description:
+        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element).",
+    }),
     tool_called: z.union([toolCall, z.array(toolCall).min(1)]).optional(),
     no_model_call_during: z
       .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
@@ -67,10 +61,15 @@ export const expectationSchema = z
     transferred: z
       .union([
         z.boolean(),
-        z.strictObject({ to: z.string().min(1).optional(), mode: z.enum(['cold', 'warm']).optional() }),
+        z.strictObject({
+          to: z.string().min(1).optional(),
+          mode: z.enum(['cold', 'warm']).optional(),
+        }),
       ])
       .optional()
-      .meta({ description: 'A transfer to a person happened (true), did not (false), or matches.' }),
+      .meta({
+        description: 'A transfer to a person happened (true), did not (false), or matches.',
+      }),
     checkpoint: z
       .union([
         z.literal(true),
@@ -102,7 +101,10 @@ const turnExpect = { expect: expectationSchema.optional() };
 /** One caller turn. */
 export const turnSchema = z.union([
   z.literal('hangup').meta({ description: 'The caller hangs up.' }),
-  z.strictObject({ say: z.string().min(1).meta({ description: 'The caller says this.' }), ...turnExpect }),
+  z.strictObject({
+    say: z.string().min(1).meta({ description: 'The caller says this.' }),
+    ...turnExpect,
+  }),
   z.strictObject({
     keys: z
       .string()
@@ -112,7 +114,7 @@ export const turnSchema = z.union([
     gap: duration.optional().meta({ description: 'Time between two keys (default 250ms).' }),
     after: duration.optional().meta({
       description:
-        "Audio mode: press the first key this long after the agent starts its next prompt (a key during a prompt). Text mode ignores it.",
+        'Audio mode: press the first key this long after the agent starts its next prompt (a key during a prompt). Text mode ignores it.',
     }),
     ...turnExpect,
   }),
@@ -139,39 +141,45 @@ const toolCallStep = z.strictObject({
 export const modelStepSchema = z.strictObject({
   say: z.string().optional(),
   tool_calls: z.array(toolCallStep).min(1).optional(),
-  fail: z.string().min(1).optional().meta({ description: 'The model call fails with this message.' }),
+  fail: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The model call fails with this message.' }),
 });
 
 /** The model the call runs on. */
 export const modelSchema = z.union([
   z.literal('module').meta({ description: "The module's scripted model (its demo.ts)." }),
-  z
-    .record(z.string().min(1), z.array(modelStepSchema).min(1))
-    .meta({
-      description:
-        'Scripted replies per agent or task id, in turn order ("*" answers any other): [{say}, {tool_calls: [{name, args}]}, {fail}].',
-    }),
+  z.record(z.string().min(1), z.array(modelStepSchema).min(1)).meta({
+    description:
+      'Scripted replies per agent or task id, in turn order ("*" answers any other): [{say}, {tool_calls: [{name, args}]}, {fail}].',
+  }),
 ]);
 
 /** A whole scenario file. */
 export const scenarioSchema = z
   .strictObject({
     $schema: z.string().optional(),
-    name: z.string().min(1).optional().meta({ description: 'Shown in reports (default: the file name).' }),
-    module: z
+    name: z
       .string()
       .min(1)
       .optional()
-      .meta({
-        description:
-          'The call module (a file or folder exporting defineCallModule), relative to this file. Default: the folder holding the file.',
-      }),
+      .meta({ description: 'Shown in reports (default: the file name).' }),
+    module: z.string().min(1).optional().meta({
+      description:
+        'The call module (a file or folder exporting defineCallModule), relative to this file. Default: the folder holding the file.',
+    }),
     model: modelSchema.optional(),
-    repeat: z.int().min(1).max(1000).optional().meta({ description: 'Run this many times; every run must pass.' }),
-    audio: z
-      .boolean()
+    repeat: z
+      .int()
+      .min(1)
+      .max(1000)
       .optional()
-      .meta({ description: 'false: skip this scenario in audio mode (e.g. it relies on long silences).' }),
+      .meta({ description: 'Run this many times; every run must pass.' }),
+    audio: z.boolean().optional().meta({
+      description: 'false: skip this scenario in audio mode (e.g. it relies on long silences).',
+    }),
     turns: z.array(turnSchema).min(1),
     expect: expectationSchema.optional(),
   })

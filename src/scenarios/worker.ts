@@ -20,16 +20,22 @@ async function modeFromEnv(): Promise<CallMode> {
 if (process.send) {
   const send = process.send.bind(process);
   const mode = modeFromEnv();
-  let queue = Promise.resolve();
+  // Requests run concurrently (the parent bounds how many); "exit" waits for them.
+  const running = new Set<Promise<void>>();
   process.on('message', (request: WorkerRequest) => {
-    queue = queue.then(async () => {
-      if (request.type === 'exit') {
+    if (request.type === 'exit') {
+      void Promise.allSettled(running).then(async () => {
         await (await mode).close();
-        process.disconnect();
         process.exit(0);
-      }
-      const report = await runScenarioFile(request.file, { mode: await mode });
-      send({ type: 'report', id: request.id, report } satisfies WorkerReply);
-    });
+      });
+      return;
+    }
+    const task = mode
+      .then((m) => runScenarioFile(request.file, { mode: m }))
+      .then((report) => {
+        send({ type: 'report', id: request.id, report } satisfies WorkerReply);
+      });
+    running.add(task);
+    void task.finally(() => running.delete(task));
   });
 }

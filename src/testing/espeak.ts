@@ -82,7 +82,11 @@ function runEspeak(text: string, voice: string, wpm: number): Promise<Buffer> {
 
 /** Decodes a 16-bit PCM WAV file (the first channel). */
 export function decodeWav(wav: Buffer): Pcm {
-  if (wav.length < 12 || wav.toString('ascii', 0, 4) !== 'RIFF' || wav.toString('ascii', 8, 12) !== 'WAVE') {
+  if (
+    wav.length < 12 ||
+    wav.toString('ascii', 0, 4) !== 'RIFF' ||
+    wav.toString('ascii', 8, 12) !== 'WAVE'
+  ) {
     throw new TasklineError('invalid_argument', 'not a WAV file (no RIFF/WAVE header)');
   }
   let at = 12;
@@ -101,7 +105,10 @@ export function decodeWav(wav: Buffer): Pcm {
       // espeak-ng writing to a pipe cannot seek back to fill the size in: take the rest.
       if (size === 0 || size === 0xffffffff || body + size > wav.length) size = wav.length - body;
       if (bits !== 16 || !sampleRate) {
-        throw new TasklineError('invalid_argument', `unsupported WAV: ${bits}-bit at ${sampleRate} Hz`);
+        throw new TasklineError(
+          'invalid_argument',
+          `unsupported WAV: ${bits}-bit at ${sampleRate} Hz`,
+        );
       }
       const frames = Math.floor(size / (2 * channels));
       const samples = new Int16Array(frames);

@@ -105,7 +105,7 @@ export class CallExpectation {
 
 /** Every tool call in a session's history, in order, with its output once it has one. */
 export function toolCallsOf(session: voice.AgentSession): RecordedToolCall[] {
-    const calls: RecordedToolCall[] = [];
+  const calls: RecordedToolCall[] = [];
   const byId = new Map<string, RecordedToolCall>();
   for (const item of session.history.items) {
     if (item.type === 'function_call') {

@@ -207,7 +207,12 @@ function readBytes(req: IncomingMessage): Promise<Buffer> {
 }
 
 function sendError(res: ServerResponse, status: number, code: string, message: string): void {
-  const text = JSON.stringify({ error: { message, type: 'invalid_request_error', param: null, code } });
-  res.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(text) });
+  const text = JSON.stringify({
+    error: { message, type: 'invalid_request_error', param: null, code },
+  });
+  res.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(text),
+  });
   res.end(text);
 }

@@ -65,7 +65,10 @@ export class AgentSpeaker extends voice.AudioOutput {
     if (!segment || segment.flushed) return;
     segment.flushed = true;
     const endsAt = segment.startedAt + segment.durationMs;
-    segment.timer = setTimeout(() => this.finish(segment, false), Math.max(0, endsAt - performance.now()));
+    segment.timer = setTimeout(
+      () => this.finish(segment, false),
+      Math.max(0, endsAt - performance.now()),
+    );
   }
 
   override clearBuffer(): void {

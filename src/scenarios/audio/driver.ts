@@ -119,7 +119,11 @@ export class AudioDriver implements CallDriver {
       endedAt = await this.say(turn.barge_in);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
-      endedAt = await this.press(turn.keys, turn.gap === undefined ? 250 : durationMs(turn.gap), turn.mask);
+      endedAt = await this.press(
+        turn.keys,
+        turn.gap === undefined ? 250 : durationMs(turn.gap),
+        turn.mask,
+      );
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
@@ -127,7 +131,9 @@ export class AudioDriver implements CallDriver {
     }
     const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next);
     return {
-      ...(endedAt !== undefined && answeredAt !== undefined ? { latencyMs: answeredAt - endedAt } : {}),
+      ...(endedAt !== undefined && answeredAt !== undefined
+        ? { latencyMs: answeredAt - endedAt }
+        : {}),
       interruptions: this.interruptions() - interruptedBefore,
     };
   }
@@ -153,7 +159,10 @@ export class AudioDriver implements CallDriver {
     const chars = [...keys];
     for (let i = 0; i < chars.length; i++) {
       if (!this.call.pushDtmf(chars[i]!, CALLER)) {
-        throw new TasklineError('invalid_argument', `"${chars[i]}" is not a DTMF key (0-9 * # A-D)`);
+        throw new TasklineError(
+          'invalid_argument',
+          `"${chars[i]}" is not a DTMF key (0-9 * # A-D)`,
+        );
       }
       if (i < chars.length - 1) await this.wait(gapMs);
     }
@@ -228,7 +237,10 @@ export class AudioDriver implements CallDriver {
     let timer: NodeJS.Timeout | undefined;
     const limit = new Promise<never>((_, reject) => {
       timer = setTimeout(
-        () => reject(new TasklineError('timeout', `gave up waiting for ${what} after ${this.guardMs} ms`)),
+        () =>
+          reject(
+            new TasklineError('timeout', `gave up waiting for ${what} after ${this.guardMs} ms`),
+          ),
         this.guardMs,
       );
     });

@@ -61,7 +61,12 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
     async sessionOptions() {
       return {
         vad,
-        stt: new openai.STT({ useRealtime: false, model: 'whisper-1', baseURL: server.url, apiKey: 'local' }),
+        stt: new openai.STT({
+          useRealtime: false,
+          model: 'whisper-1',
+          baseURL: server.url,
+          apiKey: 'local',
+        }),
         tts: localTts(openai, server.url),
         ...sessionOptions,
       };
@@ -74,4 +79,3 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
     },
   };
 }
-
