@@ -64,8 +64,11 @@ export function parseScenario(text: string, file: string): LoadedScenario {
   }
   const parsed = scenarioSchema.safeParse(data);
   if (!parsed.success) {
-    const issue = explain(parsed.error.issues[0]!, data as Record<string, unknown>);
-    const offset = nodeAt(doc, issue.path)?.range?.[0] ?? 0;
+    // An unknown field explains a missing one (a typo: "turn:" for "turns:"): report it first.
+    const issues = parsed.error.issues;
+    const first = issues.find((i) => i.code === 'unrecognized_keys') ?? issues[0]!;
+    const issue = explain(first, data as Record<string, unknown>);
+    const offset = nodeAt(doc, issue.path, issue.atKey)?.range?.[0] ?? 0;
     const where = issue.path.length ? ` (${formatPath(issue.path)})` : '';
     throw invalid(`${at(offset)}: ${issue.message}${where}`);
   }
@@ -74,7 +77,7 @@ export function parseScenario(text: string, file: string): LoadedScenario {
     const node = nodeAt(doc, ['turns', i]);
     return node?.range ? lines.linePos(node.range[0]).line : 1;
   });
-  const expectNode = nodeAt(doc, ['expect']);
+  const expectNode = nodeAt(doc, ['expect'], true);
   const name = spec.name ?? basename(file).replace(/\.scenario\.ya?ml$/, '');
   return {
     file,
@@ -89,6 +92,8 @@ export function parseScenario(text: string, file: string): LoadedScenario {
 interface Explained {
   path: PropertyKey[];
   message: string;
+  /** Point at the key of the last path element (an unknown field), not its value. */
+  atKey?: boolean;
 }
 
 /**
@@ -105,7 +110,7 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     const known =
       path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
-    return { path: [...path, issue.keys[0]!], message: `unknown field ${keys}${known}` };
+    return { path: [...path, issue.keys[0]!], message: `unknown field ${keys}${known}`, atKey: true };
   }
   if (issue.code === 'invalid_union' && path.at(-1) === 'model') {
     return {
@@ -146,15 +151,16 @@ function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
 }
 
 /** The deepest node of `doc` along `path` (so an error points at the nearest line). */
-function nodeAt(doc: Document, path: PropertyKey[]): Node | undefined {
+function nodeAt(doc: Document, path: PropertyKey[], atKey = false): Node | undefined {
   let node: unknown = doc.contents;
   let found: Node | undefined = node as Node | undefined;
-  for (const key of path) {
+  for (const [i, key] of path.entries()) {
     if (isMap(node)) {
       const pair = node.items.find((p) => (p.key as { value?: unknown })?.value === key);
       if (!pair) break;
+      const last = i === path.length - 1;
       node = pair.value ?? pair.key;
-      found = (pair.value ?? pair.key) as Node;
+      found = (atKey && last ? pair.key : (pair.value ?? pair.key)) as Node;
     } else if (isSeq(node) && typeof key === 'number') {
       node = node.items[key];
       if (!node) break;

@@ -164,7 +164,7 @@ class WorkerProcess {
   constructor(audio: boolean) {
     const entry = workerEntry();
     this.child = fork(entry.file, [], {
-      execArgv: [...process.execArgv.filter((a) => !a.startsWith('--inspect')), ...entry.execArgv],
+      execArgv: [...inheritedExecArgv(), ...entry.execArgv],
       env: {
         ...process.env,
         ...entry.env,
@@ -222,6 +222,24 @@ class WorkerProcess {
     await this.exited;
     clearTimeout(killer);
   }
+}
+
+/** This process's Node options, minus code to evaluate and the inspector. */
+function inheritedExecArgv(): string[] {
+  const out: string[] = [];
+  const args = process.execArgv;
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!;
+    if (a === '-e' || a === '--eval' || a === '-p' || a === '--print') {
+      i += 1;
+      continue;
+    }
+    if (/^(--eval|--print)=/.test(a) || a.startsWith('--inspect') || a.startsWith('--input-type')) {
+      continue;
+    }
+    out.push(a);
+  }
+  return out;
 }
 
 interface WorkerEntry {

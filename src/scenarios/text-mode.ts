@@ -48,7 +48,8 @@ class TextDriver implements CallDriver {
   }
 
   get isClosed(): boolean {
-    return this.caller.isClosed;
+    // A call that is closing (the bot ended it) takes no more turns either.
+    return this.caller.isClosed || this.caller.session._closing;
   }
 
   async start(agent: voice.Agent): Promise<void> {
