@@ -110,7 +110,11 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     const known =
       path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
-    return { path: [...path, issue.keys[0]!], message: `unknown field ${keys}${known}`, atKey: true };
+    return {
+      path: [...path, issue.keys[0]!],
+      message: `unknown field ${keys}${known}`,
+      atKey: true,
+    };
   }
   if (issue.code === 'invalid_union' && path.at(-1) === 'model') {
     return {

@@ -111,14 +111,16 @@ export async function runScenarioOnce(
   } catch (error) {
     fail(describe(error), turns.length < scenario.spec.turns.length ? turns.length : undefined);
   }
+  // Failures are read before the runner closes a call still running after the last turn:
+  // what the close itself aborts (a task waiting for the caller) is the runner's doing.
+  watch.check();
+  watch.dispose();
+  for (const failure of watch.failures) fail(`the call failed: ${failure.message}`);
   try {
     await driver.close();
   } catch (error) {
     fail(`closing the call failed: ${describe(error)}`);
   }
-  watch.check();
-  watch.dispose();
-  for (const failure of watch.failures) fail(`the call failed: ${failure.message}`);
   const finalSpec: ExpectationSpec | undefined = scenario.spec.expect;
   let result: unknown;
   if (built) {
