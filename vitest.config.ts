@@ -8,6 +8,7 @@ export default defineConfig({
     // Examples import the package by name, as users do.
     alias: [
       { find: /^taskline\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^taskline\/scenarios$/, replacement: src('scenarios/index.ts') },
       { find: /^taskline$/, replacement: src('index.ts') },
     ],
   },

@@ -6,7 +6,13 @@
 import { build } from 'esbuild';
 
 await build({
-  entryPoints: ['dist/index.js', 'dist/testing/index.js', 'dist/cli/main.js'],
+  entryPoints: [
+    'dist/index.js',
+    'dist/testing/index.js',
+    'dist/scenarios/index.js',
+    'dist/scenarios/worker.js',
+    'dist/cli/main.js',
+  ],
   outbase: 'dist',
   outdir: 'dist/bundle',
   bundle: true,

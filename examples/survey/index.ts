@@ -63,8 +63,9 @@ export const surveyModule: CallModule<SurveyOutcome> = defineCallModule({
   name: 'survey',
   description:
     'A customer survey flow: consent, a 0-10 score by voice or keypad, then why (0-6) or a referral and email (9-10).',
-  createCall() {
-    const agent = new SurveyCall();
+  createCall(setup) {
+    // A runner that hands a checkpoint store (`taskline test`) gets every answer checkpointed.
+    const agent = new SurveyCall(setup?.checkpoints ? { checkpoints: setup.checkpoints } : {});
     return { agent, result: () => agent.outcome };
   },
   demo: () => import('./demo.js'),

@@ -1,5 +1,6 @@
 import type { llm, voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
+import type { CheckpointStore } from '../flows/checkpoints/types.js';
 import type { Transferer, TransferMode } from '../telephony/transfer.js';
 
 /** One scripted caller action (the JSON form used by `taskline run --script`). */
@@ -44,6 +45,11 @@ export interface CallSetup {
   transferTo?: string;
   /** How the deployment transfers (`TASKLINE_TRANSFER_MODE`, default cold). */
   transferMode?: TransferMode;
+  /**
+   * Where a module that checkpoints writes, when the runner provides a store (`taskline
+   * test` passes one that records every write, for `checkpoint:` expectations).
+   */
+  checkpoints?: CheckpointStore;
 }
 
 /**

@@ -7,6 +7,7 @@ const USAGE = `usage: taskline <command> [options]
 
 commands:
   run <module>          play a call against a bot module in the terminal (no room, no audio)
+  test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
   delegations serve     start the delegations HTTP/WebSocket API
 
 options:
@@ -54,6 +55,10 @@ export async function main(argv: string[]): Promise<number> {
     return delegationsMain(rest);
   }
   if (command === 'run') return runCommand(rest);
+  if (command === 'test') {
+    const { testMain } = await import('./test.js');
+    return testMain(rest);
+  }
   const kind = command.startsWith('-') ? 'option' : 'command';
   process.stderr.write(`taskline: unknown ${kind} "${command}"\n${USAGE}\n`);
   return 2;
@@ -63,6 +68,10 @@ async function help(topic: string | undefined): Promise<number> {
   if (topic === 'delegations') {
     const { delegationsMain } = await import('./delegations.js');
     return delegationsMain(['--help']);
+  }
+  if (topic === 'test') {
+    const { testMain } = await import('./test.js');
+    return testMain(['--help']);
   }
   process.stdout.write(`${topic === 'run' ? RUN_USAGE : USAGE}\n`);
   return 0;

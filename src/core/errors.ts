@@ -14,7 +14,8 @@ export type TasklineErrorCode =
   | 'missing_dependency'
   | 'call_failed'
   /** A model call failed (before, during or after streaming); nothing it said was used. */
-  | 'model_error';
+  | 'model_error'
+  | 'invalid_scenario';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

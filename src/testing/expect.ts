@@ -1,4 +1,5 @@
 import { isDeepStrictEqual } from 'node:util';
+import type { voice } from '@livekit/agents';
 import { TasklineError } from '../core/errors.js';
 import type { AgentKey, ScriptedLLM } from './scripted-llm.js';
 import type { SimulatedCaller, TranscriptLine } from './simulated-caller.js';
@@ -94,27 +95,32 @@ export class CallExpectation {
 
   /** Every tool call in the session history, in order. */
   toolCalls(): RecordedToolCall[] {
-    const calls: RecordedToolCall[] = [];
-    const byId = new Map<string, RecordedToolCall>();
-    for (const item of this.caller.session.history.items) {
-      if (item.type === 'function_call') {
-        const call: RecordedToolCall = { name: item.name, args: parseArgs(item.args) };
-        calls.push(call);
-        byId.set(item.callId, call);
-      } else if (item.type === 'function_call_output') {
-        const call = byId.get(item.callId);
-        if (call) {
-          call.output = item.output;
-          call.isError = item.isError;
-        }
-      }
-    }
-    return calls;
+    return toolCallsOf(this.caller.session);
   }
 
   private fail(expected: string, actual: string): never {
     throw new TasklineError('expectation_failed', `Expected ${expected}, but ${actual}`);
   }
+}
+
+/** Every tool call in a session's history, in order, with its output once it has one. */
+export function toolCallsOf(session: voice.AgentSession): RecordedToolCall[] {
+  const calls: RecordedToolCall[] = [];
+  const byId = new Map<string, RecordedToolCall>();
+  for (const item of session.history.items) {
+    if (item.type === 'function_call') {
+      const call: RecordedToolCall = { name: item.name, args: parseArgs(item.args) };
+      calls.push(call);
+      byId.set(item.callId, call);
+    } else if (item.type === 'function_call_output') {
+      const call = byId.get(item.callId);
+      if (call) {
+        call.output = item.output;
+        call.isError = item.isError;
+      }
+    }
+  }
+  return calls;
 }
 
 /** Starts call expectations on a simulated call (pass the ScriptedLLM for model checks). */

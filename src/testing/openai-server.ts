@@ -148,6 +148,11 @@ export interface FakeOpenAIOptions {
    * by a following `tool` message, and every `tool` message must answer one. Off by default.
    */
   strictToolHistory?: boolean;
+  /**
+   * More routes (e.g. the speech endpoints of `speech-endpoints.ts`): asked first, after the
+   * API key check; resolves true when it answered the request.
+   */
+  extraRoutes?: (req: IncomingMessage, res: ServerResponse, path: string) => Promise<boolean>;
 }
 
 /** Stable error code sent (and recorded) when a list script has no reply left. */
@@ -204,6 +209,7 @@ export async function startFakeOpenAI(
         ),
       );
     }
+    if (options.extraRoutes && (await options.extraRoutes(req, res, path ?? '/'))) return;
     if (path === MODELS_PATH && req.method === 'GET') {
       // openai.LLM.prewarm() lists models to open a connection early; answer, don't record.
       const models = [...new Set(requests.map((r) => r.model))];

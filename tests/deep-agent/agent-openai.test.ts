@@ -323,9 +323,7 @@ describe('memory', () => {
       'Edited /memories/AGENTS.md',
     );
     // The store is mounted at /memories/: it holds the file under its own root.
-    expect(await second.store.read('/AGENTS.md')).toBe(
-      '# Caller\n- Call them Samantha.\n',
-    );
+    expect(await second.store.read('/AGENTS.md')).toBe('# Caller\n- Call them Samantha.\n');
     second.store.close();
 
     const stranger = concierge('+15559999999');

@@ -1,0 +1,40 @@
+/** Finds scenario files: `*.scenario.yaml` under the folders given, or the files named. */
+import { readdirSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { TasklineError } from '../core/errors.js';
+import { SCENARIO_SUFFIX } from './load.js';
+
+const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage']);
+
+/**
+ * The scenario files under `paths` (folders are searched recursively, skipping
+ * node_modules, dist and hidden folders), sorted and without duplicates. A path that does
+ * not exist is a `not_found` error; a file named explicitly is taken whatever its name.
+ */
+export function findScenarioFiles(paths: readonly string[]): string[] {
+  const found = new Set<string>();
+  for (const path of paths.length ? paths : ['.']) {
+    const full = resolve(path);
+    let isDir: boolean;
+    try {
+      isDir = statSync(full).isDirectory();
+    } catch {
+      throw new TasklineError('not_found', `${path}: no such file or folder`);
+    }
+    if (isDir) walk(full, found);
+    else found.add(full);
+  }
+  return [...found].sort();
+}
+
+function walk(dir: string, found: Set<string>): void {
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) {
+      if (!SKIPPED_DIRS.has(entry.name)) walk(path, found);
+    } else if (entry.isFile() && entry.name.endsWith(SCENARIO_SUFFIX)) {
+      found.add(path);
+    }
+  }
+}

@@ -1,0 +1,208 @@
+/**
+ * The scenario file format, as one zod schema: `taskline test` validates every
+ * `*.scenario.yaml` against it, the JSON Schema shipped for editors is generated from it
+ * (`scenario.schema.json`), and the runner's types are inferred from it.
+ */
+import { z } from 'zod/v4';
+
+const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m)$/;
+
+/** Milliseconds from "800ms", "8s", "1.5s", "2m" or a plain number of milliseconds. */
+export function durationMs(value: number | string): number {
+  if (typeof value === 'number') return value;
+  const m = DURATION.exec(value.trim());
+  const unit = m?.[2];
+  const amount = Number(m?.[1]);
+  return unit === 'm' ? amount * 60_000 : unit === 's' ? amount * 1000 : amount;
+}
+
+const duration = z
+  .union([
+    z.number().nonnegative().finite(),
+    z.string().regex(DURATION, 'a duration such as "800ms", "8s" or "1.5s"'),
+  ])
+  .meta({ description: 'A duration: "800ms", "8s", "1.5s", "2m" or a number of milliseconds.' });
+
+const text = z.string().min(1).meta({
+  description:
+    'Text the line must contain (case-sensitive), or a regular expression written /like this/i.',
+});
+const texts = z.union([text, z.array(text).min(1)]);
+
+const toolCall = z.union([
+  z.string().min(1).meta({ description: 'A tool name.' }),
+  z.strictObject({
+    name: z.string().min(1),
+    args: z
+      .record(z.string(), z.unknown())
+      .optional()
+      .meta({ description: 'Arguments the call must contain (deep, partial match).' }),
+  }),
+]);
+
+/** What must hold after a turn (for that turn only) or at the end (for the whole call). */
+export const expectationSchema = z
+  .strictObject({
+    said: texts.optional().meta({ description: 'Each must match some agent line.' }),
+    never_said: texts.optional().meta({ description: 'None may match any agent line.' }),
+    outcome: z.unknown().optional().meta({
+      description:
+        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element).",
+    }),
+    tool_called: z.union([toolCall, z.array(toolCall).min(1)]).optional(),
+    no_model_call_during: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .meta({ description: 'Agent or task ids during which the model must not be called.' }),
+    visited: z
+      .union([z.string().min(1), z.array(z.string().min(1)).min(1)])
+      .optional()
+      .meta({ description: 'Agent or task ids that must have become active.' }),
+    transferred: z
+      .union([
+        z.boolean(),
+        z.strictObject({
+          to: z.string().min(1).optional(),
+          mode: z.enum(['cold', 'warm']).optional(),
+        }),
+      ])
+      .optional()
+      .meta({
+        description: 'A transfer to a person happened (true), did not (false), or matches.',
+      }),
+    checkpoint: z
+      .union([
+        z.literal(true),
+        z.strictObject({
+          position: z.string().min(1).optional(),
+          status: z.string().min(1).optional(),
+          answers: z.record(z.string(), z.unknown()).optional(),
+        }),
+      ])
+      .optional()
+      .meta({
+        description:
+          'A flow checkpoint was written (true), or the last one written matches (position, status, answers).',
+      }),
+    interrupted: z.boolean().optional().meta({
+      description:
+        'Audio mode: agent speech was cut off (by a barge-in or a key) in scope (true), or not (false). Text mode has no playback to cut and skips this check.',
+    }),
+    latency: duration.optional().meta({
+      description:
+        'Budget from the caller input to the first agent reply (audio: end of caller speech to first agent audio); at the end it applies to every turn.',
+    }),
+  })
+  .meta({ id: 'Expectation' });
+
+const mask = z.boolean().optional().meta({ description: 'Show the keys as * in transcripts.' });
+const turnExpect = { expect: expectationSchema.optional() };
+
+/** One caller turn. */
+export const turnSchema = z.union([
+  z.literal('hangup').meta({ description: 'The caller hangs up.' }),
+  z.strictObject({
+    say: z.string().min(1).meta({ description: 'The caller says this.' }),
+    ...turnExpect,
+  }),
+  z.strictObject({
+    keys: z
+      .string()
+      .regex(/^[0-9*#A-D]+$/, 'keys are DTMF: 0-9 * # A-D')
+      .meta({ description: 'The caller presses these keys (DTMF).' }),
+    mask,
+    gap: duration.optional().meta({ description: 'Time between two keys (default 250ms).' }),
+    after: duration.optional().meta({
+      description:
+        'Audio mode: press the first key this long after the agent starts its next prompt (a key during a prompt). Text mode ignores it.',
+    }),
+    ...turnExpect,
+  }),
+  z.strictObject({
+    silence: duration.meta({ description: 'The caller says nothing for this long.' }),
+    ...turnExpect,
+  }),
+  z.strictObject({
+    barge_in: z.string().min(1).meta({ description: 'The caller speaks over the agent.' }),
+    after: duration.optional().meta({
+      description: "Audio mode: start this long after the agent's prompt starts (default 500ms).",
+    }),
+    ...turnExpect,
+  }),
+  z.strictObject({ hangup: z.literal(true), ...turnExpect }),
+]);
+
+const toolCallStep = z.strictObject({
+  name: z.string().min(1),
+  args: z.record(z.string(), z.unknown()).optional(),
+});
+
+/** One scripted model reply. */
+export const modelStepSchema = z.strictObject({
+  say: z.string().optional(),
+  tool_calls: z.array(toolCallStep).min(1).optional(),
+  fail: z
+    .string()
+    .min(1)
+    .optional()
+    .meta({ description: 'The model call fails with this message.' }),
+});
+
+/** The model the call runs on. */
+export const modelSchema = z.union([
+  z.literal('module').meta({ description: "The module's scripted model (its demo.ts)." }),
+  z.record(z.string().min(1), z.array(modelStepSchema).min(1)).meta({
+    description:
+      'Scripted replies per agent or task id, in turn order ("*" answers any other): [{say}, {tool_calls: [{name, args}]}, {fail}].',
+  }),
+]);
+
+/** A whole scenario file. */
+export const scenarioSchema = z
+  .strictObject({
+    $schema: z.string().optional(),
+    name: z
+      .string()
+      .min(1)
+      .optional()
+      .meta({ description: 'Shown in reports (default: the file name).' }),
+    module: z.string().min(1).optional().meta({
+      description:
+        'The call module (a file or folder exporting defineCallModule), relative to this file. Default: the folder holding the file.',
+    }),
+    model: modelSchema.optional(),
+    repeat: z
+      .int()
+      .min(1)
+      .max(1000)
+      .optional()
+      .meta({ description: 'Run this many times; every run must pass.' }),
+    audio: z.boolean().optional().meta({
+      description: 'false: skip this scenario in audio mode (e.g. it relies on long silences).',
+    }),
+    turns: z.array(turnSchema).min(1),
+    expect: expectationSchema.optional(),
+  })
+  .meta({
+    title: 'taskline call scenario',
+    description: 'A scripted phone call and what must happen in it, run by `taskline test`.',
+  });
+
+/** A scenario as written in its file (durations still as written). */
+export type ScenarioInput = z.input<typeof scenarioSchema>;
+/** A validated scenario. */
+export type ScenarioSpec = z.output<typeof scenarioSchema>;
+/** One validated caller turn. */
+export type TurnSpec = z.output<typeof turnSchema>;
+/** One validated expectation block. */
+export type ExpectationSpec = z.output<typeof expectationSchema>;
+/** A duration as written: "800ms", "8s" or milliseconds. */
+export type Duration = z.output<typeof duration>;
+
+/** The JSON Schema editors use for `*.scenario.yaml` (generated from {@link scenarioSchema}). */
+export function scenarioJsonSchema(): Record<string, unknown> {
+  return z.toJSONSchema(scenarioSchema, { io: 'input', target: 'draft-2020-12' }) as Record<
+    string,
+    unknown
+  >;
+}

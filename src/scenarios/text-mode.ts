@@ -1,0 +1,84 @@
+/**
+ * Text mode: the scenario's caller is taskline's SimulatedCaller — speech as text, keys
+ * through the call context, silence on a virtual clock — so a run takes milliseconds.
+ */
+import { performance } from 'node:perf_hooks';
+import { voice } from '@livekit/agents';
+import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
+import type { CallDriver, CallMode, TurnMeasure } from './driver.js';
+import { durationMs, type TurnSpec } from './schema.js';
+
+/** The text mode (no audio, virtual time). */
+export const textMode: CallMode = {
+  name: 'text',
+  async sessionOptions() {
+    return {};
+  },
+  attach(session, callId) {
+    return new TextDriver(session, callId);
+  },
+  async close() {},
+};
+
+class TextDriver implements CallDriver {
+  private readonly caller: SimulatedCaller;
+  private firstAgentLineAt: number | undefined;
+  private interruptions = 0;
+
+  constructor(session: voice.AgentSession, callId: string) {
+    this.caller = new SimulatedCaller(session, {
+      callId,
+      onLine: (line: TranscriptLine) => {
+        if (line.role === 'agent') this.firstAgentLineAt ??= performance.now();
+      },
+    });
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, ({ speechHandle }) => {
+      speechHandle.addDoneCallback((h) => {
+        if (h.interrupted) this.interruptions += 1;
+      });
+    });
+  }
+
+  get transcript(): readonly TranscriptLine[] {
+    return this.caller.transcript;
+  }
+
+  get visited(): readonly string[] {
+    return this.caller.visited;
+  }
+
+  get isClosed(): boolean {
+    // A call that is closing (the bot ended it) takes no more turns either.
+    return this.caller.isClosed || this.caller.session._closing;
+  }
+
+  async start(agent: voice.Agent): Promise<void> {
+    await this.caller.session.start({ agent });
+    await this.caller.settle();
+  }
+
+  async perform(turn: TurnSpec): Promise<TurnMeasure> {
+    const interruptedBefore = this.interruptions;
+    this.firstAgentLineAt = undefined;
+    const startedAt = performance.now();
+    const c = this.caller;
+    if (turn === 'hangup' || 'hangup' in turn) await c.hangup();
+    else if ('say' in turn) await c.say(turn.say);
+    else if ('barge_in' in turn) await c.bargeIn(turn.barge_in);
+    else if ('keys' in turn) {
+      await c.dtmf(turn.keys, {
+        ...(turn.gap !== undefined ? { gapMs: durationMs(turn.gap) } : {}),
+        ...(turn.mask !== undefined ? { mask: turn.mask } : {}),
+      });
+    } else await c.silence(durationMs(turn.silence));
+    const answered = this.firstAgentLineAt;
+    return {
+      ...(answered !== undefined ? { latencyMs: answered - startedAt } : {}),
+      interruptions: this.interruptions - interruptedBefore,
+    };
+  }
+
+  close(): Promise<void> {
+    return this.caller.close();
+  }
+}

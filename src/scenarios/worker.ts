@@ -1,0 +1,41 @@
+/**
+ * A child process of `taskline test`: runs the scenario files its parent sends, one at a
+ * time, and sends back each report. Audio mode is set up once per process.
+ */
+import type { CallMode } from './driver.js';
+import { runScenarioFile, type ScenarioReport } from './scenario.js';
+import { textMode } from './text-mode.js';
+
+/** Parent → worker. */
+export type WorkerRequest = { type: 'run'; id: number; file: string } | { type: 'exit' };
+/** Worker → parent. */
+export type WorkerReply = { type: 'report'; id: number; report: ScenarioReport };
+
+async function modeFromEnv(): Promise<CallMode> {
+  if (process.env.TASKLINE_SCENARIO_MODE !== 'audio') return textMode;
+  const { audioMode } = await import('./audio/mode.js');
+  return audioMode();
+}
+
+if (process.send) {
+  const send = process.send.bind(process);
+  const mode = modeFromEnv();
+  // Requests run concurrently (the parent bounds how many); "exit" waits for them.
+  const running = new Set<Promise<void>>();
+  process.on('message', (request: WorkerRequest) => {
+    if (request.type === 'exit') {
+      void Promise.allSettled(running).then(async () => {
+        await (await mode).close();
+        process.exit(0);
+      });
+      return;
+    }
+    const task = mode
+      .then((m) => runScenarioFile(request.file, { mode: m }))
+      .then((report) => {
+        send({ type: 'report', id: request.id, report } satisfies WorkerReply);
+      });
+    running.add(task);
+    void task.finally(() => running.delete(task));
+  });
+}
