@@ -30,6 +30,8 @@ function overall(record: DelegationRecord): StageStatus | undefined {
 }
 
 function nextDeadline(record: DelegationRecord): number | undefined {
+  const result = record.status[RESULT_STAGE];
+  if (result && FINAL.has(result.state)) return undefined; // finished: nothing to count down
   const open = Object.values(record.status).filter(
     (s) => s.deadline !== undefined && !FINAL.has(s.state),
   );

@@ -115,7 +115,8 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
     await expect
       .poll(() => read('#login-error'), WAIT)
       .toBe('Refused: Unknown API key. Check the key and try again.');
-    expect(await read('#tabs', 'hidden')).toBe('');
+    expect(await page.locator('#tabs').isVisible()).toBe(false);
+    expect(await page.locator('#login').isVisible()).toBe(true);
     expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
     await shot('refused');
   });
@@ -125,6 +126,8 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
     await page.getByRole('button', { name: 'Open console' }).click();
     await expect.poll(() => read('#conn'), WAIT).toBe('live');
     expect(await page.evaluate(() => sessionStorage.length)).toBe(1);
+    expect(await page.locator('#login').isVisible()).toBe(false);
+    expect(await page.locator('#delegations').isVisible()).toBe(true);
 
     const now = Math.floor(Date.now() / 1000);
     const record = (id: string, type: string) => ({
@@ -154,6 +157,7 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
     });
     await expect.poll(() => read(refund, 'data-state'), WAIT).toBe('done');
     expect(await read(`${refund} td.result`)).toBe('Refund of 20 EUR issued');
+    expect(await read(`${refund} td.deadline`)).toBe(''); // finished: no countdown
 
     // Filters narrow the table; a row opens its per-stage history.
     await page.getByLabel('State').selectOption('done');
