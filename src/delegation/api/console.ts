@@ -43,7 +43,7 @@ export function findConsoleAssets(from = fileURLToPath(import.meta.url)): string
 /** Registers `GET /console` and `GET /console/<file>`. */
 export function registerConsole(app: FastifyInstance, assetsDir = findConsoleAssets()): void {
   const files = new Map<string, { type: string; body: Buffer }>();
-  if (assetsDir) {
+  if (assetsDir && existsSync(join(assetsDir, 'index.html'))) {
     for (const name of readdirSync(assetsDir)) {
       const type = TYPES[extname(name)];
       if (type) files.set(name, { type, body: readFileSync(join(assetsDir, name)) });
