@@ -42,10 +42,11 @@ export class CallReporter {
   lastError?: string;
 
   constructor(private readonly options: CallReporterOptions) {
-    let base: URL;
+    let base: URL | undefined;
     try {
       base = new URL(options.url);
-    } catch {
+    } catch {}
+    if (base?.protocol !== 'http:' && base?.protocol !== 'https:') {
       throw new TasklineError(
         'invalid_argument',
         `CallReporter url must be the server's base URL (http://host:port); got ${options.url}.`,
