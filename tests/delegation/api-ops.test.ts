@@ -15,8 +15,10 @@ import {
   type DelegationsApiOptions,
 } from '../../src/delegation/api/server.js';
 import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
+import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
+import { NATS_URL, serviceMissing } from '../services.js';
 import { makeRecord } from './store-suite.js';
 
 const KEYS = {
@@ -30,6 +32,7 @@ const keys = new ApiKeys([
   { key: KEYS.admin, admin: true, name: 'ops' },
 ]);
 
+const natsMissing = await serviceMissing('nats');
 const dir = mkdtempSync(join(tmpdir(), 'taskline-ops-'));
 let n = 0;
 const cleanups: Array<() => Promise<void>> = [];
@@ -41,7 +44,7 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 /** A real API on a fresh SQLite store and in-process bus, closed after the test. */
 async function serve(extra: Partial<DelegationsApiOptions> = {}) {
   const store = await SqliteDelegationStore.open({ path: join(dir, `ops-${++n}.db`) });
-  const bus = new InProcessDelegationBus();
+  const bus = extra.bus ?? new InProcessDelegationBus();
   const api = await createDelegationsApi({ store, bus, keys, requestLog: false, ...extra });
   cleanups.push(async () => {
     await api.close();
@@ -87,6 +90,29 @@ describe('GET /health', () => {
     expect(res.status).toBe(503);
     expect(res.json().message).toMatch(/^Not ready: store \(.+\), bus \(.+\) unreachable\.$/);
   });
+
+  it.skipIf(natsMissing !== undefined)(
+    `probes NATS with a round trip: 200 while connected, 503 once closed${natsMissing ? ` (skipped: ${natsMissing})` : ''}`,
+    async () => {
+      const nats = await NatsDelegationBus.connect({
+        servers: NATS_URL,
+        prefix: `ops${process.pid}_${Date.now()}`,
+      });
+      cleanups.push(async () => {
+        await nats.deleteStream().catch(() => {});
+        await nats.close().catch(() => {});
+      });
+      const { inject } = await serve({ bus: nats });
+      expect((await inject('GET', '/health')).json().data.checks.bus.ok).toBe(true);
+      await nats.deleteStream();
+      await nats.close();
+      const down = await inject('GET', '/health');
+      expect(down.status).toBe(503);
+      expect(down.json().message).toBe(
+        'Not ready: bus (The NATS connection is closed.) unreachable.',
+      );
+    },
+  );
 
   it('counts a probe that never answers as down after its timeout', async () => {
     const clock = new VirtualClock();
