@@ -14,6 +14,8 @@ export default defineConfig({
   },
   test: {
     include: ['tests/**/*.test.ts'],
+    // The console in Chromium runs with `npm run test:browser` (vitest.browser.config.ts).
+    exclude: ['**/node_modules/**', 'tests/browser/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     setupFiles: ['tests/setup.ts'],

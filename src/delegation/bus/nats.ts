@@ -462,6 +462,14 @@ export class NatsDelegationBus implements DelegationBus {
     return { close };
   }
 
+  /** Round trip to the NATS server (health checks); rejects when the connection is closed. */
+  async ping(): Promise<void> {
+    if (this.closed || this.nc.isClosed()) {
+      throw new TasklineError('invalid_state', 'The NATS connection is closed.');
+    }
+    await this.nc.flush();
+  }
+
   /** Deletes this bus's streams and every event in them (tests and benches clean up with it). */
   async deleteStream(): Promise<void> {
     await Promise.allSettled([
