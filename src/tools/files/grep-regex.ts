@@ -1,8 +1,9 @@
 /**
  * Grep's `regex: true` patterns, compiled by re2js (a maintained pure-JS port of RE2): linear
  * time whatever the pattern, so `(a+)+$`, `(a|aa)*b` and friends cannot hang a search.
- * Patterns are written in JavaScript syntax (translated by re2js's `translateRegExp`), plus
- * RE2's inline flags such as `(?i)`; backreferences and lookaround are refused. re2js cannot
+ * Patterns are written in JavaScript syntax (translated by re2js's `translateRegExp`, with
+ * `\s` kept Unicode-wide as in JavaScript), plus RE2's inline flags such as `(?i)`;
+ * backreferences and lookaround are refused. re2js cannot
  * pause inside one input, so each line is one unit of work and lines longer than
  * {@link GrepRegex.maxLineChars} are not searched (the caller reports them).
  */
@@ -61,6 +62,83 @@ function precheck(pattern: string): void {
   }
 }
 
+/** JavaScript's `\s` (Unicode white space and line terminators) as RE2 class ranges. */
+const SPACE = '\\t-\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
+/** The complement of {@link SPACE}: JavaScript's `\S`. */
+const NON_SPACE =
+  '\\x00-\\x08\\x0e-\\x1f!-\\x{9f}\\x{a1}-\\x{167f}\\x{1681}-\\x{1fff}\\x{200b}-\\x{2027}' +
+  '\\x{202a}-\\x{202e}\\x{2030}-\\x{205e}\\x{2060}-\\x{2fff}\\x{3001}-\\x{fefe}\\x{ff00}-\\x{10ffff}';
+
+/**
+ * Gives `\s` and `\S` their JavaScript meaning in a translated (RE2-syntax) pattern: RE2's
+ * `\s` is only ASCII white space, JavaScript's also no-break and other Unicode spaces; and
+ * spells `\p{Script=Greek}` / `\p{gc=Lu}` the RE2 way (`\p{Greek}`, `\p{Lu}`). Walks
+ * escapes, classes (with `[:name:]` inside) and `\Q...\E` quoting, so only real `\s`/`\S`
+ * change; syntax errors are left for re2js to report.
+ */
+function withJsClasses(pattern: string): string {
+  let out = '';
+  let inClass = false;
+  let i = 0;
+  while (i < pattern.length) {
+    const c = pattern[i] as string;
+    if (c === '\\') {
+      const next = pattern[i + 1];
+      if (next === 'Q') {
+        const end = pattern.indexOf('\\E', i + 2);
+        const stop = end < 0 ? pattern.length : end + 2;
+        out += pattern.slice(i, stop);
+        i = stop;
+        continue;
+      }
+      if (next === 's' || next === 'S') {
+        const ranges = next === 's' ? SPACE : NON_SPACE;
+        out += inClass ? ranges : `[${ranges}]`;
+      } else if ((next === 'p' || next === 'P') && pattern[i + 2] === '{') {
+        // JavaScript spells scripts and categories \p{Script=Greek}; RE2 \p{Greek}.
+        const end = pattern.indexOf('}', i + 3);
+        if (end < 0) {
+          out += pattern.slice(i);
+          break;
+        }
+        const name = pattern.slice(i + 3, end).replace(/^(?:Script|sc|General_Category|gc)=/, '');
+        out += `\\${next}{${name}}`;
+        i = end + 1;
+        continue;
+      } else {
+        out += c + (next ?? '');
+      }
+      i += 2;
+      continue;
+    }
+    if (inClass) {
+      if (c === '[' && pattern[i + 1] === ':') {
+        const end = pattern.indexOf(':]', i + 2);
+        const stop = end < 0 ? i + 1 : end + 2;
+        out += pattern.slice(i, stop);
+        i = stop;
+        continue;
+      }
+      if (c === ']') inClass = false;
+      out += c;
+      i++;
+      continue;
+    }
+    if (c === '[') {
+      inClass = true;
+      out += c;
+      i++;
+      // A "]" right after "[" or "[^" is a literal in RE2.
+      if (pattern[i] === '^') out += pattern[i++];
+      if (pattern[i] === ']') out += pattern[i++];
+      continue;
+    }
+    out += c;
+    i++;
+  }
+  return out;
+}
+
 /** re2js's syntax error as an actionable reason. */
 function reasonOf(pattern: string, err: RE2JSSyntaxException): string {
   const what = err.getDescription();
@@ -71,6 +149,9 @@ function reasonOf(pattern: string, err: RE2JSSyntaxException): string {
   }
   if (/expression too large/.test(what)) {
     return 'it is too large once repeats are expanded; use smaller {n,m} counts or split the search';
+  }
+  if (/character class range/.test(what) && /\\[pP]\{/.test(pattern)) {
+    return '"\\p" needs a Unicode property RE2 knows, like \\p{L}, \\p{Lu} or \\p{Greek}';
   }
   const input = err.input ? ` at ${JSON.stringify(err.input)}` : '';
   return `${what}${input}`;
@@ -96,7 +177,7 @@ export function compileGrepRegex(pattern: string): GrepRegex {
   precheck(pattern);
   let re: RE2JS;
   try {
-    re = RE2JS.compile(RE2JS.translateRegExp(pattern));
+    re = RE2JS.compile(withJsClasses(RE2JS.translateRegExp(pattern)));
   } catch (err) {
     if (err instanceof RE2JSSyntaxException) throw refused(pattern, reasonOf(pattern, err));
     if (err instanceof RE2JSException) throw refused(pattern, err.message);
