@@ -106,14 +106,17 @@ export interface SkippedLines {
   first: SkippedLine[];
 }
 
-/** Collects skipped lines for {@link skippedNote}, keeping only the first few. */
+/** Collects skipped lines for {@link skippedNote}, keeping only the first few (by path, line). */
 export function collectSkipped(): SkippedLines & { add(line: SkippedLine): void } {
   const out = {
     count: 0,
     first: [] as SkippedLine[],
     add(line: SkippedLine) {
+      // Keep the first three in path then line order, whatever order backends report them in.
       out.count++;
-      if (out.first.length < 3) out.first.push(line);
+      out.first.push(line);
+      out.first.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+      if (out.first.length > 3) out.first.pop();
     },
   };
   return out;

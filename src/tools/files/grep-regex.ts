@@ -63,7 +63,8 @@ function precheck(pattern: string): void {
 }
 
 /** JavaScript's `\s` (Unicode white space and line terminators) as RE2 class ranges. */
-const SPACE = '\\t-\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
+const SPACE =
+  '\\t-\\r \\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}\\x{205f}\\x{3000}\\x{feff}';
 /** The complement of {@link SPACE}: JavaScript's `\S`. */
 const NON_SPACE =
   '\\x00-\\x08\\x0e-\\x1f!-\\x{9f}\\x{a1}-\\x{167f}\\x{1681}-\\x{1fff}\\x{200b}-\\x{2027}' +
