@@ -7,9 +7,22 @@
  * pause inside one input, so each line is one unit of work and lines longer than
  * {@link GrepRegex.maxLineChars} are not searched (the caller reports them).
  */
-import { RE2JS, RE2JSException, RE2JSSyntaxException } from 're2js';
+import { createRequire } from 'node:module';
+import type * as Re2js from 're2js';
+import type { RE2JS, RE2JSSyntaxException } from 're2js';
 import { FileError } from './backend.js';
 import { type RequiredText, requiredText } from './regex-literals.js';
+
+let re2js: typeof Re2js | undefined;
+
+/**
+ * re2js, loaded (its CommonJS build, synchronously) on the first regex compile, so that
+ * `import 'taskline'` does not pay ~15-30 ms for a module most sessions never use.
+ */
+function loadRe2js(): typeof Re2js {
+  re2js ??= createRequire(import.meta.url)('re2js') as typeof Re2js;
+  return re2js;
+}
 
 /** Longest regex `grep` accepts, in characters. */
 export const MAX_REGEX_PATTERN_LENGTH = 256;
@@ -176,6 +189,7 @@ export function compileGrepRegex(pattern: string): GrepRegex {
     );
   }
   precheck(pattern);
+  const { RE2JS, RE2JSException, RE2JSSyntaxException } = loadRe2js();
   let re: RE2JS;
   try {
     re = RE2JS.compile(withJsClasses(RE2JS.translateRegExp(pattern)));
