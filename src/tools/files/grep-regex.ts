@@ -3,9 +3,9 @@
  * time whatever the pattern, so `(a+)+$`, `(a|aa)*b` and friends cannot hang a search.
  * Patterns are written in JavaScript syntax (translated by re2js's `translateRegExp`, with
  * `\s` kept Unicode-wide as in JavaScript), plus RE2's inline flags such as `(?i)`;
- * backreferences and lookaround are refused. re2js cannot
- * pause inside one input, so each line is one unit of work and lines longer than
- * {@link GrepRegex.maxLineChars} are not searched (the caller reports them).
+ * backreferences and lookaround are refused. re2js cannot pause inside one input, so each
+ * line is one unit of work, and lines longer than {@link GrepRegex.maxLineChars} are skipped,
+ * not truncated (a cut line could match wrongly, e.g. `$` at the cut); the caller reports them.
  */
 import { createRequire } from 'node:module';
 import type * as Re2js from 're2js';
