@@ -1,5 +1,6 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import { traceWorkerExecution } from '../observability/delegation.js';
 import { Slots } from './bus/dedupe.js';
 import type { DelegationEvent } from './bus/events.js';
 import { errorMessage, logDelegation } from './bus/log.js';
@@ -158,13 +159,16 @@ export async function serveDelegations(
       let failure: unknown;
       let failed = false;
       try {
-        result = await handler({
-          record,
-          stage,
-          data: record.sub_task_data,
-          signal: controller.signal,
-          attempt,
-        });
+        const info = { agentId, stage, attempt, clock };
+        result = await traceWorkerExecution(record, info, async () =>
+          handler({
+            record,
+            stage,
+            data: record.sub_task_data,
+            signal: controller.signal,
+            attempt,
+          }),
+        );
       } catch (error) {
         failed = true;
         failure = error;

@@ -11,6 +11,7 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { recordStep, traceCheckpoint, traceFlow, traceStep } from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
@@ -156,6 +157,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.definition = definition;
     this.options = options;
     this.nested = nested;
+    this.emitter.on('step_completed', (record) => recordStep(definition.name, record));
   }
 
   /** Subscribes to a flow event; returns the function that unsubscribes. */
@@ -177,6 +179,10 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   override async run(): Promise<FlowResult<R>> {
     if (this.runCalled) return super.run();
     this.runCalled = true;
+    return traceFlow(this.definition.name, this.options.callId, () => this.runOnce());
+  }
+
+  private async runOnce(): Promise<FlowResult<R>> {
     let result: FlowResult<R>;
     try {
       result = await this.replaced.race(super.run());
@@ -391,7 +397,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = { outcome: { status: 'maxRetries', attempts: 0, reason }, counters: ZERO };
       } else {
         this.emitter.emit('step_started', { step: step.id, visit });
-        run = await this.runStep(step, greet);
+        run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
       const endedAt = clock.now();
@@ -686,7 +692,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     const io = this.io!;
     const state = this.state!;
     if (!io.enabled) return true;
-    const written = await io.save(state, this.version);
+    const written = await traceCheckpoint(this.key!.flow, step, () => io.save(state, this.version));
     if (written === undefined) return false;
     this.version = written;
     const info: CheckpointInfo = {
