@@ -11,7 +11,13 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
-import { recordStep, traceCheckpoint, traceFlow, traceStep } from '../observability/flows.js';
+import {
+  inFlowSpan,
+  recordStep,
+  traceCheckpoint,
+  traceFlow,
+  traceStep,
+} from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
@@ -179,7 +185,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   override async run(): Promise<FlowResult<R>> {
     if (this.runCalled) return super.run();
     this.runCalled = true;
-    return traceFlow(this.definition.name, this.options.callId, () => this.runOnce());
+    return traceFlow(
+      this,
+      () => this.key?.callId,
+      () => this.runOnce(),
+    );
   }
 
   private async runOnce(): Promise<FlowResult<R>> {
@@ -221,7 +231,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.agentSession = this.session;
     let result: FlowResult<R>;
     try {
-      result = await this.execute();
+      result = await inFlowSpan(this, () => this.execute());
     } catch (error) {
       this.ownError = error instanceof Error ? error : new Error(String(error));
       if (!this.done) this.complete(this.ownError as Error);

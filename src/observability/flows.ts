@@ -4,29 +4,47 @@
  * checkpoint write, and the step-duration and flow-result metrics.
  */
 
+import type { Span } from '@opentelemetry/api';
 import { count, observe } from './metrics.js';
 import { ATTR, SPAN } from './names.js';
-import { setAttributes, withSpan } from './tracing.js';
+import { inSpan, setAttributes, withSpan } from './tracing.js';
 
-/** Runs a flow inside a `taskline.flow` span and counts its result. */
+const flowSpans = new WeakMap<object, Span>();
+
+/** Runs a flow inside a `taskline.flow` span (call id known once it ran) and counts its result. */
 export function traceFlow<R extends { status: string; reason?: string }>(
-  flow: string,
-  callId: string | undefined,
+  owner: { readonly definition: { readonly name: string } },
+  callId: () => string | undefined,
   run: () => Promise<R>,
 ): Promise<R> {
-  return withSpan(
-    SPAN.flow,
-    () => ({ [ATTR.flowName]: flow, ...(callId ? { [ATTR.callId]: callId } : {}) }),
-    async (span) => {
-      const result = await run();
-      setAttributes(span, () => ({
+  const flow = owner.definition.name;
+  return withSpan(SPAN.flow, { [ATTR.flowName]: flow }, async (span) => {
+    flowSpans.set(owner, span);
+    let result: R;
+    try {
+      result = await run();
+    } finally {
+      flowSpans.delete(owner);
+    }
+    setAttributes(span, () => {
+      const id = callId();
+      return {
+        ...(id ? { [ATTR.callId]: id } : {}),
         [ATTR.flowStatus]: result.status,
         ...(result.reason ? { [ATTR.reason]: result.reason } : {}),
-      }));
-      count((i) => i.flowResults, 1, { flow, status: result.status });
-      return result;
-    },
-  );
+      };
+    });
+    count((i) => i.flowResults, 1, { flow, status: result.status });
+    return result;
+  });
+}
+
+/**
+ * Runs the flow's own loop inside its `taskline.flow` span: upstream starts it from the flow
+ * activity's `onEnter`, outside the context `run()` was called in.
+ */
+export function inFlowSpan<T>(owner: object, fn: () => T): T {
+  return inSpan(flowSpans.get(owner), fn);
 }
 
 /** Runs one step visit inside a `taskline.flow.step` span with its outcome. */
