@@ -71,3 +71,16 @@ export function withTraceContext<D extends Record<string, unknown>>(data: D): D 
 export function recordTraceCarrier(data: Record<string, unknown> | undefined): unknown {
   return data && Object.hasOwn(data, TRACE_CONTEXT_FIELD) ? data[TRACE_CONTEXT_FIELD] : undefined;
 }
+
+/**
+ * The trace context of a record, checked and re-serialised for message headers (undefined
+ * when the record carries none or a malformed one: a bad value is never forwarded).
+ */
+export function recordTraceHeaders(
+  data: Record<string, unknown> | undefined,
+): TraceCarrier | undefined {
+  const carrier = recordTraceCarrier(data);
+  const sc = parseCarrier(carrier);
+  if (!sc) return undefined;
+  return traceCarrier(trace.setSpanContext(context.active(), sc));
+}
