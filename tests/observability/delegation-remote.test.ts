@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { connect } from '@nats-io/transport-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
 import { createDelegationSender } from '../../src/delegation/bus/sender.js';
@@ -42,8 +43,22 @@ describe('a traced delegation to a worker process', { skip }, () => {
     const dbPath = join(mkdtempSync(join(tmpdir(), 'taskline-otel-')), 'delegations.db');
     const store = await SqliteDelegationStore.open({ path: dbPath });
     closers.push(() => store.close());
-    const bus = await NatsDelegationBus.connect({ servers: NATS_URL, prefix });
+    const bus = await NatsDelegationBus.connect({
+      servers: NATS_URL,
+      prefix,
+      contract: { prefix: `${prefix}.contract` },
+    });
     closers.push(() => bus.close());
+    // A plain NATS subscriber (as a client in another language) sees W3C headers on the
+    // contract's delegation_task message.
+    const nc = await connect({ servers: NATS_URL });
+    closers.push(() => nc.close());
+    const contractHeaders = new Promise<string | undefined>((resolve) => {
+      nc.subscribe(`${prefix}.contract.back-office`, {
+        callback: (_err, msg) => resolve(msg.headers?.get('traceparent')),
+      });
+    });
+    await nc.flush();
 
     const worker = pathToFileURL(join(import.meta.dirname, 'traced-worker.ts')).href;
     const child = spawnScript(`
@@ -109,6 +124,7 @@ describe('a traced delegation to a worker process', { skip }, () => {
     const carried = items[0]!.sub_task_data[TRACE_CONTEXT_FIELD] as { traceparent: string };
     expect(carried.traceparent).toBe(`00-${traceId}-${delegation.spanContext().spanId}-01`);
     expect(items[0]!.sub_task_data).toMatchObject({ prompt: 'Is LX318 on Monday available?' });
+    expect(await contractHeaders).toBe(carried.traceparent);
 
     // Worker side, another process with its own provider: the execution continues the trace.
     const line = await child.waitForLine(/^SPAN .*"taskline\.delegation\.execute"/);
