@@ -67,6 +67,13 @@ export function withTraceContext<D extends Record<string, unknown>>(data: D): D 
   return carrier ? { ...data, [TRACE_CONTEXT_FIELD]: carrier } : data;
 }
 
+/** `sub_task_data` without the trace context taskline added (what the sender passed). */
+export function withoutTraceContext(data: Record<string, unknown>): Record<string, unknown> {
+  if (!Object.hasOwn(data, TRACE_CONTEXT_FIELD)) return data;
+  const { [TRACE_CONTEXT_FIELD]: _carried, ...rest } = data;
+  return rest;
+}
+
 /** The trace context a record's `sub_task_data` carries, if any. */
 export function recordTraceCarrier(data: Record<string, unknown> | undefined): unknown {
   return data && Object.hasOwn(data, TRACE_CONTEXT_FIELD) ? data[TRACE_CONTEXT_FIELD] : undefined;

@@ -130,6 +130,12 @@ describe('a traced delegation to a worker process', { skip }, () => {
     const line = await child.waitForLine(/^SPAN .*"taskline\.delegation\.execute"/);
     const executed = JSON.parse(line.slice('SPAN '.length)) as PrintedSpan;
     expect(executed.pid).not.toBe(process.pid);
+    // The handler gets sub_task_data as the sender wrote it.
+    const data = await child.waitForLine(/^DATA /);
+    expect(JSON.parse(data.slice('DATA '.length))).toEqual({
+      prompt: 'Is LX318 on Monday available?',
+      description: 'Check Monday flights',
+    });
     expect(executed.traceId).toBe(traceId);
     expect(executed.parentSpanId).toBe(delegation.spanContext().spanId);
     expect(executed.attributes).toMatchObject({

@@ -52,7 +52,10 @@ export async function main(options: { dbPath: string; natsUrl: string; prefix: s
     agentId: 'back-office',
     bus,
     store,
-    handler: async () => 'Flight LX318 on Monday is available.',
+    handler: async ({ data }) => {
+      console.log(`DATA ${JSON.stringify(data)}`);
+      return 'Flight LX318 on Monday is available.';
+    },
   });
   process.on('SIGTERM', async () => {
     await worker.close();
