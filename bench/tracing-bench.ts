@@ -1,8 +1,8 @@
 /**
  * Tracing cost: the same scripted call (a 10-step flow of parsed yes/no answers run from a
  * tool) with tracing off (no provider, no context manager: the default) and on (an SDK
- * provider with a no-op exporter, async context, and MaskingSpanProcessor), interleaved in
- * one process. CPU per caller turn; ratio = on / off.
+ * provider with a no-op exporter and async context, with and without MaskingSpanProcessor),
+ * interleaved in one process. CPU per caller turn; ratio = on / off.
  */
 import { llm, telemetry, voice } from '@livekit/agents';
 import { context, trace } from '@opentelemetry/api';
@@ -112,26 +112,31 @@ export async function runTracingBench(
   const runs = options.runs ?? (quick ? 5 : 15);
   const warmup = options.warmup ?? 2;
   const exporter = new NoopExporter();
-  const provider = new BasicTracerProvider({
+  const masked = new BasicTracerProvider({
     spanProcessors: [new MaskingSpanProcessor(), new SimpleSpanProcessor(exporter)],
   });
+  const plain = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
   const off = trace.getTracerProvider();
   const contextManager = new AsyncLocalStorageContextManager();
-  const setTracing = (on: boolean) => {
+  const setTracing = (provider: BasicTracerProvider | undefined) => {
     context.disable();
-    if (on) context.setGlobalContextManager(contextManager.enable());
+    if (provider) context.setGlobalContextManager(contextManager.enable());
     else contextManager.disable();
-    telemetry.tracer.setProvider(on ? provider : off);
+    telemetry.tracer.setProvider(provider ?? off);
   };
   let spansPerTurn = 0;
   const timings = await interleave(
     {
       off: async () => {
-        setTracing(false);
+        setTracing(undefined);
+        return callTrial();
+      },
+      unmasked: async () => {
+        setTracing(plain);
         return callTrial();
       },
       on: async () => {
-        setTracing(true);
+        setTracing(masked);
         const before = exporter.spans;
         const sample = await callTrial();
         spansPerTurn = (exporter.spans - before) / (STEPS + 1);
@@ -140,8 +145,9 @@ export async function runTracingBench(
     },
     { warmup, runs },
   );
-  setTracing(false);
-  await provider.shutdown();
+  setTracing(undefined);
+  await masked.shutdown();
+  await plain.shutdown();
   const notes = [
     `${STEPS}-step flow of parsed answers from a tool, ${runs} rounds`,
     `on = SDK provider, no-op exporter, async context, MaskingSpanProcessor (~${Math.round(spansPerTurn)} spans/turn incl. upstream's)`,
@@ -151,6 +157,16 @@ export async function runTracingBench(
     compareTimings(
       { name: 'tracing on vs off', metric: 'CPU per caller turn', notes },
       timings.on,
+      timings.off,
+      'cpu',
+    ),
+    compareTimings(
+      {
+        name: 'tracing on without MaskingSpanProcessor vs off',
+        metric: 'CPU per caller turn',
+        notes: ['same call; the difference to the row above is the masking of every span'],
+      },
+      timings.unmasked,
       timings.off,
       'cpu',
     ),
