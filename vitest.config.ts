@@ -9,6 +9,7 @@ export default defineConfig({
     alias: [
       { find: /^taskline\/testing$/, replacement: src('testing/index.ts') },
       { find: /^taskline\/scenarios$/, replacement: src('scenarios/index.ts') },
+      { find: /^taskline\/observability$/, replacement: src('observability/index.ts') },
       { find: /^taskline$/, replacement: src('index.ts') },
     ],
   },

@@ -10,6 +10,7 @@ await build({
   entryPoints: [
     'dist/index.js',
     'dist/testing/index.js',
+    'dist/observability/index.js',
     'dist/scenarios/index.js',
     'dist/scenarios/worker.js',
     'dist/cli/main.js',

@@ -11,6 +11,13 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import {
+  inFlowSpan,
+  recordStep,
+  traceCheckpoint,
+  traceFlow,
+  traceStep,
+} from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
@@ -156,6 +163,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.definition = definition;
     this.options = options;
     this.nested = nested;
+    this.emitter.on('step_completed', (record) => recordStep(definition.name, record));
   }
 
   /** Subscribes to a flow event; returns the function that unsubscribes. */
@@ -177,6 +185,14 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   override async run(): Promise<FlowResult<R>> {
     if (this.runCalled) return super.run();
     this.runCalled = true;
+    return traceFlow(
+      this,
+      () => this.key?.callId,
+      () => this.runOnce(),
+    );
+  }
+
+  private async runOnce(): Promise<FlowResult<R>> {
     let result: FlowResult<R>;
     try {
       result = await this.replaced.race(super.run());
@@ -215,7 +231,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.agentSession = this.session;
     let result: FlowResult<R>;
     try {
-      result = await this.execute();
+      result = await inFlowSpan(this, () => this.execute());
     } catch (error) {
       this.ownError = error instanceof Error ? error : new Error(String(error));
       if (!this.done) this.complete(this.ownError as Error);
@@ -391,7 +407,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = { outcome: { status: 'maxRetries', attempts: 0, reason }, counters: ZERO };
       } else {
         this.emitter.emit('step_started', { step: step.id, visit });
-        run = await this.runStep(step, greet);
+        run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
       const endedAt = clock.now();
@@ -686,7 +702,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     const io = this.io!;
     const state = this.state!;
     if (!io.enabled) return true;
-    const written = await io.save(state, this.version);
+    const written = await traceCheckpoint(this.key!.flow, step, () => io.save(state, this.version));
     if (written === undefined) return false;
     this.version = written;
     const info: CheckpointInfo = {
