@@ -8,7 +8,6 @@ import { type APIConnectOptions, llm, voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
-import { createSubAgentTaskTools } from '../tools/delegation.js';
 import type { FileBackend } from '../tools/files/backend.js';
 import { MemoryBackend } from '../tools/files/backends/memory.js';
 import { createFileTools } from '../tools/files/tools.js';
@@ -35,6 +34,7 @@ import {
   type VoiceSpecialistSpec,
 } from './subagent.js';
 import { DEFAULT_SUMMARY_CHARS, summarize } from './summary.js';
+import { createSubAgentTaskTools } from './task-tools.js';
 import { checkToolArgs, taskToolOutput } from './tool-output.js';
 import {
   type DelegationHost,
