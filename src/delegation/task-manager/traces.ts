@@ -1,0 +1,106 @@
+/**
+ * What a task leaves behind: its durable record in the DelegationStore (written in order,
+ * off the hot path, failures reported as events) and its result file plus merged child
+ * files in the parent's workspace.
+ */
+import type { FileBackend } from '../../tools/files/backend.js';
+import type { DelegationStore } from '../record.js';
+import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../records.js';
+import { isVoiceSpecialist } from '../subagent.js';
+import type { TaskEvent, TaskResult } from '../types.js';
+import { mergeWorkspace, writeResult } from '../workspace.js';
+import { snapshotOf, type TaskState } from './state.js';
+import { resultMarkdown } from './wording.js';
+
+/** Who a manager's records name as the parties of a task. */
+export interface RecordIdentity {
+  /** Prefix of record ids, unique per manager. */
+  namespace: string;
+  /** The voice agent's identity (default `voice-agent`). */
+  agentId: string;
+  /** The call's id once attached: the parent record of top-level tasks. */
+  callId(): string | undefined;
+}
+
+/** Writes each task's record through its life; one ordered chain of writes per task. */
+export class TaskRecords {
+  readonly #pending = new Set<Promise<void>>();
+
+  constructor(
+    readonly store: DelegationStore,
+    private readonly who: RecordIdentity,
+    private readonly emit: (make: () => TaskEvent) => void,
+  ) {}
+
+  /** The record id of a task (`<namespace>:<task id>`). */
+  recordId(task: TaskState): string {
+    return `${this.who.namespace}:${task.snap.id}`;
+  }
+
+  /** Creates the task's record (queued, or already in progress when it started at once). */
+  created(task: TaskState, parent: TaskState | undefined): void {
+    const parties = {
+      delegationId: this.recordId(task),
+      parentRecordId: parent ? this.recordId(parent) : (this.who.callId() ?? this.who.namespace),
+      sender: parent ? `subagent:${parent.snap.subagentType}` : this.who.agentId,
+      type: isVoiceSpecialist(task.spec) ? 'voice_specialist' : 'subagent',
+    } as const;
+    this.#write(task, (store) => store.create(initialRecord(snapshotOf(task), parties)));
+  }
+
+  /** A queued task got its slot. */
+  started(task: TaskState): void {
+    this.#write(task, (store) =>
+      store.setStage(this.recordId(task), EXECUTION_STAGE, { state: 'in_progress' }),
+    );
+  }
+
+  /** The task ended: its final state and result. */
+  finished(task: TaskState): void {
+    this.#write(task, (store) =>
+      store.setStage(this.recordId(task), EXECUTION_STAGE, {
+        state: recordState(task.snap.status),
+        delegation_result: recordResult(task.snap),
+      }),
+    );
+  }
+
+  /** Waits until every write issued so far has settled. */
+  async flush(): Promise<void> {
+    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+  }
+
+  /** Queues one write after the task's earlier ones; a failure becomes a `store_error` event. */
+  #write(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): void {
+    // #run never rejects, so the chain never breaks.
+    const next = task.persist.then(() => this.#run(task, op));
+    task.persist = next;
+    this.#pending.add(next);
+    void next.then(() => this.#pending.delete(next));
+  }
+
+  async #run(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): Promise<void> {
+    try {
+      await op(this.store);
+    } catch (error) {
+      this.emit(() => ({ type: 'store_error', taskId: task.snap.id, error }));
+    }
+  }
+}
+
+/**
+ * Puts a finished task's work where its parent finds it: the sub-agent's files merged under
+ * `/tasks/<id>/` and the full result in `/tasks/<id>/result.md`. Fills `result.files` and
+ * `result.resultPath`.
+ */
+export async function fileResult(
+  task: TaskState,
+  result: TaskResult,
+  parentFiles: FileBackend,
+): Promise<void> {
+  if (task.conversation?.workspace) {
+    result.files = await mergeWorkspace(task.conversation.workspace, parentFiles, task.snap.id);
+  }
+  const path = await writeResult(parentFiles, task.snap.id, resultMarkdown(task.snap, result));
+  if (path) result.resultPath = path;
+}
