@@ -27,15 +27,18 @@ import type { DelegationStore } from './record.js';
 import { type AnySubAgent, isVoiceSpecialist } from './subagent.js';
 import { checkRequest, Slots } from './task-manager/admission.js';
 import { Delivery } from './task-manager/delivery.js';
+import { TaskEvents } from './task-manager/events.js';
 import {
   type ExecutionContext,
   executeTask,
   type FinishPayload,
   failurePayload,
+  resultOf,
   stoppedPayload,
 } from './task-manager/execution.js';
-import { runNestedTaskCall, runVoiceTaskCall, type TurnHost } from './task-manager/modes.js';
+import { runNestedTaskCall, runOnChannel, type TurnHost } from './task-manager/modes.js';
 import {
+  describeTypes,
   type ManagerLimits,
   managerLimits,
   type StartTaskOptions,
@@ -44,7 +47,7 @@ import {
 } from './task-manager/options.js';
 import {
   type CreateRequest,
-  functionCallsOf,
+  newConversation,
   newTask,
   snapshotOf,
   type TaskState,
@@ -52,7 +55,7 @@ import {
 } from './task-manager/state.js';
 import { fileResult, TaskRecords } from './task-manager/traces.js';
 import { allSettled, resultWithin } from './task-manager/waits.js';
-import { DEFAULT_RELEASE_LINE, seconds, statusAnswer } from './task-manager/wording.js';
+import { seconds, statusAnswer } from './task-manager/wording.js';
 import {
   type DelegationHost,
   type FinalTaskStatus,
@@ -95,7 +98,7 @@ export class TaskManager implements DelegationHost {
   readonly #limits: ManagerLimits;
   readonly #types: Map<string, AnySubAgent>;
   readonly #tasks = new Map<string, TaskState>();
-  readonly #listeners = new Set<(event: TaskEvent) => void>();
+  readonly #events = new TaskEvents();
   readonly #ownsStore: boolean;
   readonly #slots: Slots;
   readonly #delivery: Delivery;
@@ -118,7 +121,7 @@ export class TaskManager implements DelegationHost {
     this.#ownsStore = options.store === undefined;
     this.store = options.store ?? new MemoryDelegationStore({ now: () => this.#clock.now() });
     this.namespace = options.namespace ?? crypto.randomUUID().slice(0, 8);
-    const emit = (make: () => TaskEvent) => this.#emit(make);
+    const emit = this.#events.emit;
     this.#slots = new Slots(this.#limits.maxParallel, this.#limits.queueLimit);
     this.#delivery = new Delivery(() => this.#clock, this.#limits.coalesceMs, emit);
     this.#records = new TaskRecords(
@@ -139,13 +142,10 @@ export class TaskManager implements DelegationHost {
         return manager.#callScope.signal;
       },
       delivery: this.#delivery,
-      modelOverride: this.modelOverride,
-      inlineWindowMs: this.#limits.inlineWindowMs,
-      foregroundCapMs: this.#limits.foregroundCapMs,
-      defaultMode: options.defaultMode ?? 'auto',
+      options,
+      limits: this.#limits,
       subagent: (name) => this.#types.get(name),
       create: (req, origin) => this.#create(req, origin),
-      releaseLine: (task) => options.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE,
       emit,
     };
     this.#execution = {
@@ -153,11 +153,8 @@ export class TaskManager implements DelegationHost {
         return manager.#clock;
       },
       host: this,
-      llm: options.llm,
-      connOptions: options.connOptions,
-      maxTurns: this.#limits.maxTurns,
-      maxDepth: this.#limits.maxDepth,
-      summaryChars: this.#limits.summaryChars,
+      options,
+      limits: this.#limits,
     };
   }
 
@@ -230,8 +227,7 @@ export class TaskManager implements DelegationHost {
   // ------------------------------------------------------------------ host API
   /** Subscribes to task events; returns the function that unsubscribes. */
   subscribe(listener: (event: TaskEvent) => void): () => void {
-    this.#listeners.add(listener);
-    return () => this.#listeners.delete(listener);
+    return this.#events.subscribe(listener);
   }
 
   /**
@@ -348,13 +344,7 @@ export class TaskManager implements DelegationHost {
 
   /** The sub-agent types offered at `depth` (voice specialists only to the voice agent). */
   subagentTypes(depth: number): SubAgentInfo[] {
-    const out: SubAgentInfo[] = [];
-    for (const spec of this.#types.values()) {
-      const kind = isVoiceSpecialist(spec) ? 'voice' : 'headless';
-      if (kind === 'voice' && depth > 0) continue;
-      out.push({ name: spec.name, description: spec.description, kind });
-    }
-    return out;
+    return describeTypes(this.#types, depth);
   }
 
   /** Runs one `task` tool call: the voice agent's (async, on the delivery channel) or a sub-agent's. */
@@ -364,16 +354,7 @@ export class TaskManager implements DelegationHost {
   ): Promise<unknown> {
     if (call.depth > 0) return runNestedTaskCall(this.#turns, args, call.depth, call.parentId);
     this.attach(call.options.ctx.session);
-    const channel = this.#delivery.channel;
-    if (!channel) throw new llm.ToolError('session_closed: the call has ended.');
-    const body = llm.tool({
-      name: call.options.ctx.functionCall.name,
-      description: 'Delegated task (runs on the delegation channel).',
-      execute: (_args, { ctx, abortSignal }) =>
-        runVoiceTaskCall(this.#turns, args, ctx, abortSignal),
-    });
-    // A tool without parameters; the executor only ever calls it with {}.
-    return channel.run(body as unknown as llm.FunctionTool, call.options);
+    return runOnChannel(this.#turns, args, call.options);
   }
 
   /** The `task_status` answer for one task or every task in scope; never waits. */
@@ -415,9 +396,7 @@ export class TaskManager implements DelegationHost {
       types: this.#types,
       tasks: this.#tasks,
       maxDepth: this.#limits.maxDepth,
-      llm: this.#options.llm,
-      modelOverride: this.modelOverride,
-      models: this.#options.models,
+      options: this.#options,
     });
     const queued = this.#slots.mustQueue(req.depth);
     const { spec, voiceTask, description } = admitted;
@@ -425,16 +404,7 @@ export class TaskManager implements DelegationHost {
     this.#counter += 1;
     const id = `t${this.#counter}`;
     const conversation =
-      admitted.conversation ??
-      (voiceTask
-        ? undefined
-        : {
-            id: `c${this.#counter}`,
-            subagentType: spec.name,
-            chatCtx: llm.ChatContext.empty(),
-            workspace: undefined,
-            busy: false,
-          });
+      admitted.conversation ?? (voiceTask ? undefined : newConversation(`c${this.#counter}`, spec));
     if (conversation) conversation.busy = true;
 
     const now = this.#clock.now();
@@ -471,12 +441,12 @@ export class TaskManager implements DelegationHost {
     if (queued) {
       this.#records.created(task, parent);
       this.#slots.enqueue(task);
-      this.#emit(() => ({ type: 'queued', task: snapshotOf(task) }));
+      this.#events.emit(() => ({ type: 'queued', task: snapshotOf(task) }));
     } else {
       // Started at once: the record is created in progress (one write instead of two).
       this.#slots.begin(task, now);
       this.#records.created(task, parent);
-      this.#emit(() => ({ type: 'started', task: snapshotOf(task) }));
+      this.#events.emit(() => ({ type: 'started', task: snapshotOf(task) }));
       void this.#execute(task);
     }
     return task;
@@ -486,7 +456,7 @@ export class TaskManager implements DelegationHost {
   #run(task: TaskState): void {
     this.#slots.begin(task, this.#clock.now());
     this.#records.started(task);
-    this.#emit(() => ({ type: 'started', task: snapshotOf(task) }));
+    this.#events.emit(() => ({ type: 'started', task: snapshotOf(task) }));
     void this.#execute(task);
   }
 
@@ -516,17 +486,7 @@ export class TaskManager implements DelegationHost {
     task.snap.status = status;
     task.snap.endedAt = this.#clock.now();
     if (task.conversation) task.conversation.busy = false;
-    const result: TaskResult = {
-      status,
-      output: payload.output,
-      ...(payload.value !== undefined ? { value: payload.value } : {}),
-      summary: payload.summary.trim() || '(no output)',
-      ...(payload.error ? { error: payload.error } : {}),
-      partial: payload.partial ?? false,
-      files: [],
-      turns: payload.turns,
-      functionCalls: functionCallsOf(task),
-    };
+    const result = resultOf(task, status, payload);
     task.snap.result = result;
     // Free the slot before anything async, so a queued task starts at once.
     this.#slots.pump((next) => this.#run(next));
@@ -535,7 +495,7 @@ export class TaskManager implements DelegationHost {
     this.#records.finished(task);
     task.settled = true;
     task.resolve(result);
-    this.#emit(() => ({ type: 'finished', task: snapshotOf(task) }));
+    this.#events.emit(() => ({ type: 'finished', task: snapshotOf(task) }));
     this.#delivery.afterFinish(task);
     // Anything the task started (nested tasks) stops now; a finished run has nothing else.
     if (!task.controller.signal.aborted && (status !== 'done' || task.children > 0)) {
@@ -554,18 +514,5 @@ export class TaskManager implements DelegationHost {
     const task = this.#tasks.get(id);
     if (!task) throw new TasklineError('not_found', `There is no task "${id}".`, { id });
     return task;
-  }
-
-  /** Tells subscribers; the event is only built when someone listens. */
-  #emit(make: () => TaskEvent): void {
-    if (this.#listeners.size === 0) return;
-    const event = make();
-    for (const listener of [...this.#listeners]) {
-      try {
-        listener(event);
-      } catch {
-        // A subscriber's bug must not break delegation.
-      }
-    }
   }
 }

@@ -6,6 +6,7 @@
 import type { llm } from '@livekit/agents';
 import { TasklineError } from '../../core/errors.js';
 import { type AnySubAgent, isVoiceSpecialist, type SubAgentSpec } from '../subagent.js';
+import type { TaskManagerOptions } from './options.js';
 import type { Conversation, CreateRequest, TaskState } from './state.js';
 
 /** What a checked request resolves to. */
@@ -25,10 +26,8 @@ export interface RequestContext {
   types: ReadonlyMap<string, AnySubAgent>;
   tasks: ReadonlyMap<string, TaskState>;
   maxDepth: number;
-  /** The manager's default model, if any. */
-  llm: llm.LLM | undefined;
-  modelOverride: boolean;
-  models: Readonly<Record<string, llm.LLM>> | undefined;
+  /** The default model, model override and models to choose from. */
+  options: Pick<TaskManagerOptions, 'llm' | 'allowModelOverride' | 'models'>;
 }
 
 /**
@@ -69,7 +68,7 @@ export function checkRequest(
     );
   }
   const headless = voiceTask ? undefined : (spec as SubAgentSpec<unknown>);
-  if (headless && !headless.run && !headless.llm && !ctx.llm && !req.model) {
+  if (headless && !headless.run && !headless.llm && !ctx.options.llm && !req.model) {
     throw new TasklineError(
       'invalid_state',
       `No model for sub-agent "${spec.name}": pass llm to the TaskManager or to the sub-agent.`,
@@ -88,17 +87,17 @@ export function checkRequest(
 }
 
 function chooseModel(name: string, ctx: RequestContext): llm.LLM {
-  if (!ctx.modelOverride) {
+  if (ctx.options.allowModelOverride !== true) {
     throw new TasklineError(
       'invalid_argument',
       'Choosing a model is turned off for this assistant (allowModelOverride is false); leave model out.',
     );
   }
-  const model = ctx.models?.[name];
+  const model = ctx.options.models?.[name];
   if (!model) {
     throw new TasklineError(
       'not_found',
-      `There is no model "${name}". Choose one of: ${Object.keys(ctx.models ?? {}).join(', ')}.`,
+      `There is no model "${name}". Choose one of: ${Object.keys(ctx.options.models ?? {}).join(', ')}.`,
     );
   }
   return model;

@@ -3,7 +3,7 @@
  * a sub-agent's own `run`, or a headless LLM tool loop with its tools (the deep-agent file
  * and todo tools in its workspace, and `task` again while nesting is allowed).
  */
-import { type APIConnectOptions, llm } from '@livekit/agents';
+import { llm } from '@livekit/agents';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { createFileTools } from '../../tools/files/tools.js';
@@ -12,8 +12,15 @@ import { partialOutput, runHeadless } from '../runner.js';
 import type { SubAgentSpec, VoiceSpecialistSpec } from '../subagent.js';
 import { summarize } from '../summary.js';
 import { createSubAgentTaskTools } from '../task-tools.js';
-import type { DelegationHost } from '../types.js';
-import { type Conversation, errorInfo, type TaskState, workspaceOf } from './state.js';
+import type { DelegationHost, FinalTaskStatus, TaskResult } from '../types.js';
+import type { ManagerLimits, TaskManagerOptions } from './options.js';
+import {
+  type Conversation,
+  errorInfo,
+  functionCallsOf,
+  type TaskState,
+  workspaceOf,
+} from './state.js';
 
 /** What a task ended with, before it becomes a {@link TaskResult}. */
 export interface FinishPayload {
@@ -30,12 +37,8 @@ export interface ExecutionContext {
   clock: Clock;
   /** Serves the `task` tools of nested sub-agents. */
   host: DelegationHost;
-  /** The manager's default model. */
-  llm: llm.LLM | undefined;
-  connOptions: APIConnectOptions | undefined;
-  maxTurns: number;
-  maxDepth: number;
-  summaryChars: number;
+  options: TaskManagerOptions;
+  limits: ManagerLimits;
 }
 
 /**
@@ -53,7 +56,7 @@ export async function executeTask(
     const spec = task.spec as VoiceSpecialistSpec<unknown>;
     const summary = spec.summarize
       ? spec.summarize(value)
-      : summarize(JSON.stringify(value), ctx.summaryChars);
+      : summarize(JSON.stringify(value), ctx.limits.summaryChars);
     return { output: JSON.stringify(value, null, 2), value, summary, turns: 0 };
   }
   const spec = task.spec as SubAgentSpec<unknown>;
@@ -75,11 +78,11 @@ export async function executeTask(
         tools: toolsFor(task, spec, conversation, ctx),
         conversation: conversation.chatCtx,
         prompt: task.snap.prompt,
-        maxTurns: spec.maxTurns ?? ctx.maxTurns,
+        maxTurns: spec.maxTurns ?? ctx.limits.maxTurns,
         signal,
         progress: task.progress,
         ...(spec.output ? { output: spec.output } : {}),
-        ...(ctx.connOptions ? { connOptions: ctx.connOptions } : {}),
+        ...(ctx.options.connOptions ? { connOptions: ctx.options.connOptions } : {}),
       });
   if (signal.aborted) return undefined;
   const summary = spec.summarize
@@ -87,12 +90,31 @@ export async function executeTask(
         output: result.output,
         ...(result.value !== undefined ? { value: result.value } : {}),
       })
-    : summarize(result.output, ctx.summaryChars);
+    : summarize(result.output, ctx.limits.summaryChars);
   return {
     output: result.output,
     ...(result.value !== undefined ? { value: result.value } : {}),
     summary,
     turns: result.turns,
+  };
+}
+
+/** The result of a task ending in `status` with `payload` (its files are added later). */
+export function resultOf(
+  task: TaskState,
+  status: FinalTaskStatus,
+  payload: FinishPayload,
+): TaskResult {
+  return {
+    status,
+    output: payload.output,
+    ...(payload.value !== undefined ? { value: payload.value } : {}),
+    summary: payload.summary.trim() || '(no output)',
+    ...(payload.error ? { error: payload.error } : {}),
+    partial: payload.partial ?? false,
+    files: [],
+    turns: payload.turns,
+    functionCalls: functionCallsOf(task),
   };
 }
 
@@ -126,7 +148,7 @@ export function stoppedPayload(
 
 function modelFor(task: TaskState, ctx: ExecutionContext): llm.LLM {
   const spec = task.spec as SubAgentSpec<unknown>;
-  const model = task.model ?? spec.llm ?? ctx.llm;
+  const model = task.model ?? spec.llm ?? ctx.options.llm;
   if (!model) {
     throw new TasklineError(
       'invalid_state',
@@ -160,7 +182,7 @@ function toolsFor(
   const ws = workspaceOf(conversation, clock);
   add(createFileTools({ backend: ws.files, state: ws.fileState, clock }));
   add(createTodoTools({ list: ws.todos }));
-  if (task.snap.depth < ctx.maxDepth) {
+  if (task.snap.depth < ctx.limits.maxDepth) {
     add(createSubAgentTaskTools(ctx.host, { parentId: task.snap.id, depth: task.snap.depth }));
   }
   add(own);

@@ -4,16 +4,18 @@
  * quick and otherwise releases the turn (`auto`); a voice specialist always takes the floor.
  * A sub-agent's call waits for its nested task to end.
  */
-import type { voice } from '@livekit/agents';
+import { llm, type voice } from '@livekit/agents';
 import type { Clock } from '../../core/clock.js';
 import type { AnySubAgent } from '../subagent.js';
 import { isVoiceSpecialist } from '../subagent.js';
 import { checkToolArgs, taskToolOutput } from '../tool-output.js';
-import type { TaskEvent, TaskMode, TaskToolArgs } from '../types.js';
+import type { TaskMode, TaskToolArgs } from '../types.js';
 import type { Delivery } from './delivery.js';
+import type { Emit } from './events.js';
+import type { ManagerLimits, TaskManagerOptions } from './options.js';
 import { type CreateRequest, snapshotOf, type TaskState, toToolError } from './state.js';
 import { promiseOr, settledOr, settledWithin } from './waits.js';
-import { handoverText, releaseText } from './wording.js';
+import { DEFAULT_RELEASE_LINE, handoverText, releaseText } from './wording.js';
 
 /** What a `task` call needs from its manager. */
 export interface TurnHost {
@@ -21,16 +23,12 @@ export interface TurnHost {
   readonly delivery: Delivery;
   /** Aborts when the call ends or the manager closes. */
   readonly callSignal: AbortSignal;
-  readonly modelOverride: boolean;
-  readonly inlineWindowMs: number;
-  readonly foregroundCapMs: number;
-  readonly defaultMode: TaskMode;
+  readonly options: TaskManagerOptions;
+  readonly limits: ManagerLimits;
   subagent(name: string): AnySubAgent | undefined;
   /** Creates (and starts or queues) a task; throws a TasklineError when it is refused. */
   create(req: CreateRequest, origin?: voice.RunContext<unknown>): TaskState;
-  /** The sentence suggested to the voice agent when a task goes to the background. */
-  releaseLine(task: TaskState): string;
-  emit(make: () => TaskEvent): void;
+  emit: Emit;
 }
 
 function modeOf(args: TaskToolArgs, voiceTask: boolean, defaultMode: TaskMode): TaskMode {
@@ -43,6 +41,26 @@ function modeOf(args: TaskToolArgs, voiceTask: boolean, defaultMode: TaskMode): 
 function markReleased(host: TurnHost, task: TaskState): void {
   task.snap.released = true;
   host.emit(() => ({ type: 'released', task: snapshotOf(task) }));
+}
+
+/**
+ * Runs the voice agent's `task` call on the call's delivery channel (an upstream async
+ * tool), so it can release the turn and deliver later.
+ */
+export function runOnChannel(
+  host: TurnHost,
+  args: TaskToolArgs,
+  options: llm.ToolOptions<unknown>,
+): Promise<unknown> {
+  const channel = host.delivery.channel;
+  if (!channel) throw new llm.ToolError('session_closed: the call has ended.');
+  const body = llm.tool({
+    name: options.ctx.functionCall.name,
+    description: 'Delegated task (runs on the delegation channel).',
+    execute: (_args, { ctx, abortSignal }) => runVoiceTaskCall(host, args, ctx, abortSignal),
+  });
+  // A tool without parameters; the executor only ever calls it with {}.
+  return channel.run(body as unknown as llm.FunctionTool, options);
 }
 
 /**
@@ -59,11 +77,11 @@ export async function runVoiceTaskCall(
   const spec = host.subagent(raw.subagent_type);
   const voiceTask = spec !== undefined && isVoiceSpecialist(spec);
   const { args, reminders } = checkToolArgs(raw, {
-    modelOverride: host.modelOverride,
+    modelOverride: host.options.allowModelOverride === true,
     background: !voiceTask,
   });
   const remind = (text: string) => (reminders.length > 0 ? `${text} ${reminders.join(' ')}` : text);
-  const mode = modeOf(args, voiceTask, host.defaultMode);
+  const mode = modeOf(args, voiceTask, host.options.defaultMode ?? 'auto');
   let task: TaskState;
   try {
     task = host.create(
@@ -94,7 +112,7 @@ export async function runVoiceTaskCall(
       markReleased(host, task);
     } else {
       if (mode !== 'background') {
-        const window = mode === 'auto' ? host.inlineWindowMs : host.foregroundCapMs;
+        const window = mode === 'auto' ? host.limits.inlineWindowMs : host.limits.foregroundCapMs;
         const finished = await settledWithin(task, window, signal, host.clock);
         if (signal.aborted) return undefined;
         if (finished) {
@@ -102,7 +120,8 @@ export async function runVoiceTaskCall(
           return taskToolOutput(snapshotOf(task), reminders);
         }
       }
-      await ctx.update(remind(releaseText(task.snap, host.releaseLine(task))));
+      const line = host.options.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE;
+      await ctx.update(remind(releaseText(task.snap, line)));
       markReleased(host, task);
     }
 
@@ -140,7 +159,7 @@ export async function runNestedTaskCall(
   parentId: string | undefined,
 ): Promise<unknown> {
   const { args, reminders } = checkToolArgs(raw, {
-    modelOverride: host.modelOverride,
+    modelOverride: host.options.allowModelOverride === true,
     background: false,
   });
   let task: TaskState;

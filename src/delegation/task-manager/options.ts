@@ -13,10 +13,11 @@ import {
   GENERAL_PURPOSE,
   GENERAL_PURPOSE_DESCRIPTION,
   GENERAL_PURPOSE_INSTRUCTIONS,
+  isVoiceSpecialist,
   type SubAgentSpec,
 } from '../subagent.js';
 import { DEFAULT_SUMMARY_CHARS } from '../summary.js';
-import type { TaskMode, TaskSnapshot } from '../types.js';
+import type { SubAgentInfo, TaskMode, TaskSnapshot } from '../types.js';
 
 /** Default time a `task` call waits inline in `auto` mode before releasing the turn. */
 export const DEFAULT_INLINE_WINDOW_MS = 2_000;
@@ -201,4 +202,18 @@ export function subagentRegistry(options: TaskManagerOptions): Map<string, AnySu
     );
   }
   return types;
+}
+
+/** The sub-agent types offered at `depth` (voice specialists only to the voice agent). */
+export function describeTypes(
+  types: ReadonlyMap<string, AnySubAgent>,
+  depth: number,
+): SubAgentInfo[] {
+  const out: SubAgentInfo[] = [];
+  for (const spec of types.values()) {
+    const kind = isVoiceSpecialist(spec) ? 'voice' : 'headless';
+    if (kind === 'voice' && depth > 0) continue;
+    out.push({ name: spec.name, description: spec.description, kind });
+  }
+  return out;
 }

@@ -100,6 +100,17 @@ export function snapshotOf(task: TaskState): TaskSnapshot {
   return snap;
 }
 
+/** A fresh conversation for a headless sub-agent (its workspace comes on first use). */
+export function newConversation(id: string, spec: AnySubAgent): Conversation {
+  return {
+    id,
+    subagentType: spec.name,
+    chatCtx: llm.ChatContext.empty(),
+    workspace: undefined,
+    busy: false,
+  };
+}
+
 /** What {@link newTask} builds a task from, besides its request. */
 export interface NewTaskFields {
   spec: AnySubAgent;
