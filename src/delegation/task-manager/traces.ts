@@ -9,7 +9,7 @@ import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../re
 import { isVoiceSpecialist } from '../subagent.js';
 import type { TaskEvent, TaskResult } from '../types.js';
 import { mergeWorkspace, writeResult } from '../workspace.js';
-import { snapshotOf, type TaskState } from './state.js';
+import type { TaskState } from './state.js';
 import { resultMarkdown } from './wording.js';
 
 /** Who a manager's records name as the parties of a task. */
@@ -24,7 +24,8 @@ export interface RecordIdentity {
 
 /** Writes each task's record through its life; one ordered chain of writes per task. */
 export class TaskRecords {
-  readonly #pending = new Set<Promise<void>>();
+  /** The last write of each task whose writes are not all settled. */
+  readonly #tails = new Set<Promise<void>>();
 
   constructor(
     readonly store: DelegationStore,
@@ -45,7 +46,8 @@ export class TaskRecords {
       sender: parent ? `subagent:${parent.snap.subagentType}` : this.who.agentId,
       type: isVoiceSpecialist(task.spec) ? 'voice_specialist' : 'subagent',
     } as const;
-    this.#write(task, (store) => store.create(initialRecord(snapshotOf(task), parties)));
+    // initialRecord only reads the snapshot: no copy needed.
+    this.#write(task, (store) => store.create(initialRecord(task.snap, parties)));
   }
 
   /** A queued task got its slot. */
@@ -67,24 +69,31 @@ export class TaskRecords {
 
   /** Waits until every write issued so far has settled. */
   async flush(): Promise<void> {
-    while (this.#pending.size > 0) await Promise.allSettled([...this.#pending]);
+    while (this.#tails.size > 0) await Promise.allSettled([...this.#tails]);
   }
 
-  /** Queues one write after the task's earlier ones; a failure becomes a `store_error` event. */
+  /**
+   * Queues one write after the task's earlier ones; a failure becomes a `store_error` event.
+   * Only each task's last write is tracked (the chain settles in order), and the chain adds
+   * two promises per write: this runs for every task, with promise hooks often active.
+   */
   #write(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): void {
-    // #run never rejects, so the chain never breaks.
-    const next = task.persist.then(() => this.#run(task, op));
+    const next: Promise<void> = task.persist
+      .then(() => op(this.store))
+      .then(
+        () => this.#settled(task, next),
+        (error: unknown) => {
+          this.#settled(task, next);
+          this.emit(() => ({ type: 'store_error', taskId: task.snap.id, error }));
+        },
+      );
+    this.#tails.delete(task.persist);
+    this.#tails.add(next);
     task.persist = next;
-    this.#pending.add(next);
-    void next.then(() => this.#pending.delete(next));
   }
 
-  async #run(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): Promise<void> {
-    try {
-      await op(this.store);
-    } catch (error) {
-      this.emit(() => ({ type: 'store_error', taskId: task.snap.id, error }));
-    }
+  #settled(task: TaskState, write: Promise<void>): void {
+    if (task.persist === write) this.#tails.delete(write);
   }
 }
 
