@@ -26,6 +26,7 @@ import { MemoryDelegationStore } from './memory-store.js';
 import type { DelegationStore } from './record.js';
 import { type AnySubAgent, isVoiceSpecialist } from './subagent.js';
 import { checkRequest, Slots } from './task-manager/admission.js';
+import { Deadlines } from './task-manager/deadlines.js';
 import { Delivery } from './task-manager/delivery.js';
 import { TaskEvents } from './task-manager/events.js';
 import {
@@ -106,6 +107,8 @@ export class TaskManager implements DelegationHost {
   readonly #turns: TurnHost;
   readonly #execution: ExecutionContext;
   #clock: Clock;
+  /** Task timeouts, on the clock they were started on. */
+  #deadlines: Deadlines;
   #session: voice.AgentSession | undefined;
   #callScope = new AbortController();
   #callId: string | undefined;
@@ -115,6 +118,7 @@ export class TaskManager implements DelegationHost {
   constructor(options: TaskManagerOptions = {}) {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
+    this.#deadlines = new Deadlines(this.#clock);
     this.#limits = managerLimits(options);
     this.#types = subagentRegistry(options);
     this.files = options.files ?? new MemoryBackend();
@@ -198,7 +202,10 @@ export class TaskManager implements DelegationHost {
     const call = callOf(session);
     this.#session = session;
     this.#callId = call.callId;
-    if (!this.#options.clock) this.#clock = call.clock;
+    if (!this.#options.clock && this.#clock !== call.clock) {
+      this.#clock = call.clock;
+      this.#deadlines = new Deadlines(call.clock);
+    }
     this.#callScope = new AbortController();
     // Every waiting task call listens to the call's end.
     setMaxListeners(0, this.#callScope.signal);
@@ -431,7 +438,7 @@ export class TaskManager implements DelegationHost {
       );
     }
     this.#tasks.set(id, task);
-    task.timer = this.#clock.setTimer(timeoutMs, () =>
+    task.timer = this.#deadlines.add(timeoutMs, () =>
       this.#stop(
         task,
         'timeout',
