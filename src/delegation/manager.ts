@@ -4,16 +4,10 @@
  * it is ready, as a deferred reply spoken when the line is idle.
  *
  * This class holds a task's life (create, run, stop, finish) and the host API; each concern
- * lives in its own file under ./task-manager/:
- *   options.ts    defaults, options, checked limits, the sub-agent registry
- *   state.ts      a task's private state and the helpers over it
- *   admission.ts  whether a task may start (request checks) and when (slots, queue)
- *   execution.ts  running a task's work (specialist, `run`, headless tool loop)
- *   modes.ts      the `task` call: foreground, background, auto; nested calls
- *   delivery.ts   exactly-once delivery into the call, coalesced replies
- *   traces.ts     the durable record and the result files
- *   wording.ts    what the voice agent is told
- *   waits.ts      bounded waits on a task
+ * lives in its own file under ./task-manager/: admission (request checks, slots, queue),
+ * execution (running the work), modes (the `task` call: foreground, background, auto),
+ * delivery (exactly once, coalesced), traces (record and result files), wording (what the
+ * voice agent is told), deadlines, waits, events, options, state.
  */
 import { setMaxListeners } from 'node:events';
 import { llm, voice } from '@livekit/agents';
@@ -48,6 +42,8 @@ import {
 } from './task-manager/options.js';
 import {
   type CreateRequest,
+  linkToParent,
+  listTasks,
   newConversation,
   newTask,
   snapshotOf,
@@ -266,17 +262,7 @@ export class TaskManager implements DelegationHost {
   list(
     filter: { status?: TaskStatus | readonly TaskStatus[]; parentId?: string } = {},
   ): TaskSnapshot[] {
-    const statuses =
-      filter.status === undefined
-        ? undefined
-        : new Set<TaskStatus>(typeof filter.status === 'string' ? [filter.status] : filter.status);
-    const out: TaskSnapshot[] = [];
-    for (const task of this.#tasks.values()) {
-      if (statuses && !statuses.has(task.snap.status)) continue;
-      if (filter.parentId !== undefined && task.snap.parentId !== filter.parentId) continue;
-      out.push(snapshotOf(task));
-    }
-    return out;
+    return listTasks(this.#tasks.values(), filter);
   }
 
   /**
@@ -427,16 +413,8 @@ export class TaskManager implements DelegationHost {
       origin,
     });
     const parent = req.parentId ? this.#tasks.get(req.parentId) : undefined;
-    if (parent) {
-      // A nested task ends with its parent.
-      parent.children += 1;
-      parent.controller.signal.addEventListener(
-        'abort',
-        () =>
-          this.#stop(task, 'cancelled', new TasklineError('cancelled', 'Its parent task ended.')),
-        { once: true },
-      );
-    }
+    // A nested task ends with its parent.
+    if (parent) linkToParent(task, parent, (t, why) => this.#stop(t, 'cancelled', why));
     this.#tasks.set(id, task);
     task.timer = this.#deadlines.add(timeoutMs, () =>
       this.#stop(

@@ -4,11 +4,11 @@
  */
 import { llm, type voice } from '@livekit/agents';
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import { isTasklineError } from '../../core/errors.js';
+import { isTasklineError, TasklineError } from '../../core/errors.js';
 import { runSpecialist } from '../foreground.js';
 import { type HeadlessProgress, newProgress, SUBMIT_RESULT_TOOL } from '../runner.js';
 import { type AnySubAgent, isVoiceSpecialist, type VoiceSpecialistSpec } from '../subagent.js';
-import type { TaskMode, TaskResult, TaskSnapshot } from '../types.js';
+import type { TaskMode, TaskResult, TaskSnapshot, TaskStatus } from '../types.js';
 import { createWorkspace, type Workspace } from '../workspace.js';
 
 /** A sub-agent conversation; tasks continued with `task_id` share it. */
@@ -175,4 +175,36 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     task.foreground = (signal) => runSpecialist(origin, () => specialist.create(brief), signal);
   }
   return task;
+}
+
+/** Snapshots of the tasks matching a host's `list` filter, in creation order. */
+export function listTasks(
+  tasks: Iterable<TaskState>,
+  filter: { status?: TaskStatus | readonly TaskStatus[]; parentId?: string },
+): TaskSnapshot[] {
+  const statuses =
+    filter.status === undefined
+      ? undefined
+      : new Set<TaskStatus>(typeof filter.status === 'string' ? [filter.status] : filter.status);
+  const out: TaskSnapshot[] = [];
+  for (const task of tasks) {
+    if (statuses && !statuses.has(task.snap.status)) continue;
+    if (filter.parentId !== undefined && task.snap.parentId !== filter.parentId) continue;
+    out.push(snapshotOf(task));
+  }
+  return out;
+}
+
+/** Makes a nested task end (via `stop`) when its parent task's run is aborted. */
+export function linkToParent(
+  task: TaskState,
+  parent: TaskState,
+  stop: (task: TaskState, why: TasklineError) => void,
+): void {
+  parent.children += 1;
+  parent.controller.signal.addEventListener(
+    'abort',
+    () => stop(task, new TasklineError('cancelled', 'Its parent task ended.')),
+    { once: true },
+  );
 }
