@@ -17,9 +17,9 @@ import { z } from 'zod';
 import { DEFAULT_COALESCE_MS, TaskManager } from '../src/delegation/manager.js';
 import { runHeadless } from '../src/delegation/runner.js';
 import { defineSubAgent } from '../src/delegation/subagent.js';
+import { createDelegationTools } from '../src/delegation/task-tools.js';
 import type { TaskEvent } from '../src/delegation/types.js';
 import { ScriptedLLM, SimulatedCaller } from '../src/testing/index.js';
-import { createDelegationTools } from '../src/tools/delegation.js';
 import { argNumber, collectGarbage, interleave, median, round3, stopwatch } from './interleave.js';
 import type { BenchResult } from './result.js';
 

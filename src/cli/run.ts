@@ -1,7 +1,5 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { pathToFileURL } from 'node:url';
 import { initializeLogger, type llm } from '@livekit/agents';
 import { type CallDemo, type CallerAction, type CallModule, loadCallDemo } from '../app/module.js';
 import { TasklineError } from '../core/errors.js';
@@ -25,38 +23,8 @@ export interface RunOptions {
   input?: NodeJS.ReadableStream;
 }
 
-/** Loads a CallModule from a file or folder (its index.ts / index.js). */
-export async function loadCallModule(path: string): Promise<CallModule> {
-  let file = resolve(path);
-  if (existsSync(file) && statSync(file).isDirectory()) {
-    const index = ['index.ts', 'index.js', 'index.mjs']
-      .map((f) => resolve(file, f))
-      .find(existsSync);
-    if (!index) throw new TasklineError('not_found', `${path} has no index.ts or index.js.`);
-    file = index;
-  }
-  if (!existsSync(file)) throw new TasklineError('not_found', `No module at ${path}.`);
-  let mod: { default?: unknown };
-  try {
-    mod = (await import(pathToFileURL(file).href)) as { default?: unknown };
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ERR_UNKNOWN_FILE_EXTENSION') {
-      throw new TasklineError(
-        'invalid_argument',
-        `${path} is TypeScript: install tsx in your app (npm install -D tsx) so taskline can run it, or run the compiled JavaScript.`,
-      );
-    }
-    throw error;
-  }
-  const candidate = mod.default;
-  if (!isCallModule(candidate)) {
-    throw new TasklineError(
-      'invalid_argument',
-      `${path} must export default defineCallModule({ name, description, createCall }).`,
-    );
-  }
-  return candidate;
-}
+/** Loads a CallModule from a file or folder; it lives in app/ so scenarios can use it too. */
+export { loadCallModule } from '../app/load.js';
 
 /** Everything a run needs, checked before the call starts. */
 interface PreparedRun {
@@ -288,10 +256,4 @@ function actionProblem(a: unknown): string | undefined {
       : 'silence takes a number of milliseconds';
   }
   return o.hangup === true ? undefined : 'hangup must be true';
-}
-
-function isCallModule(m: unknown): m is CallModule {
-  if (typeof m !== 'object' || m === null) return false;
-  const o = m as Record<string, unknown>;
-  return typeof o.name === 'string' && typeof o.createCall === 'function';
 }

@@ -10,7 +10,7 @@ import type { Clock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { logLine } from '../core/log.js';
 import { TaskManager, type TaskManagerOptions } from '../delegation/manager.js';
-import { createDelegationTools } from '../tools/delegation.js';
+import { createDelegationTools } from '../delegation/task-tools.js';
 import { LocalShell } from '../tools/execute/local.js';
 import { type ExecutionOptions, ExecutionSandbox } from '../tools/execute/sandbox.js';
 import { createExecutionTools } from '../tools/execute/tools.js';

@@ -5,12 +5,6 @@
  * @packageDocumentation
  */
 
-export {
-  createDelegationTools,
-  createSubAgentTaskTools,
-  type DelegationTools,
-  type DelegationToolsOptions,
-} from '../tools/delegation.js';
 export * from './api/auth.js';
 export * from './api/server.js';
 export * from './bus/contract.js';
@@ -79,6 +73,12 @@ export {
   voiceSpecialist,
 } from './subagent.js';
 export { DEFAULT_SUMMARY_CHARS, summarize } from './summary.js';
+export {
+  createDelegationTools,
+  createSubAgentTaskTools,
+  type DelegationTools,
+  type DelegationToolsOptions,
+} from './task-tools.js';
 export { type TaskToolOutput, taskToolOutput } from './tool-output.js';
 export * from './types.js';
 export { MAX_JSON_DEPTH, parseRecord } from './validate.js';

@@ -41,6 +41,8 @@ export interface MemoryDelegationStoreOptions {
  * accepts and returns exactly the same data; anything JSON cannot hold is `invalid_argument`.
  */
 function copy<T>(value: T, what: string): T {
+  // A string (the usual delegation_result) is immutable and already plain JSON.
+  if (typeof value === 'string') return value;
   try {
     return JSON.parse(JSON.stringify(value)) as T;
   } catch (error) {
@@ -55,7 +57,11 @@ function copy<T>(value: T, what: string): T {
 function deepFreeze<T>(value: T): T {
   if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
     Object.freeze(value);
-    for (const inner of Object.values(value)) deepFreeze(inner);
+    // for…in over a plain or null-prototype object: its own keys, without an array copy.
+    for (const key in value) {
+      const inner = (value as Record<string, unknown>)[key];
+      if (inner !== null && typeof inner === 'object') deepFreeze(inner);
+    }
   }
   return value;
 }

@@ -4,8 +4,8 @@
  * a call instead of a room's (a recording transferer, a checkpoint store that keeps writes).
  */
 import type { llm, voice } from '@livekit/agents';
+import { loadCallModule } from '../app/load.js';
 import { type CallInstance, type CallModule, loadCallDemo } from '../app/module.js';
-import { loadCallModule } from '../cli/run.js';
 import { TasklineError } from '../core/errors.js';
 import { MemoryCheckpointStore } from '../flows/checkpoints/memory.js';
 import type { CheckpointKey, FlowState } from '../flows/checkpoints/types.js';

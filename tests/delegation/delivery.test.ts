@@ -4,9 +4,9 @@ import { llm, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/delegation/manager.js';
 import { specialistFromTask } from '../../src/delegation/subagent.js';
+import { createDelegationTools } from '../../src/delegation/task-tools.js';
 import { yesNo } from '../../src/tasks/prebuilt.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
-import { createDelegationTools } from '../../src/tools/delegation.js';
 import {
   Billing,
   Desk,

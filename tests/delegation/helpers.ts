@@ -4,6 +4,7 @@ import { llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { DEFAULT_COALESCE_MS, type TaskManager } from '../../src/delegation/manager.js';
 import { defineSubAgent, type SubAgentSpec } from '../../src/delegation/subagent.js';
+import { createDelegationTools } from '../../src/delegation/task-tools.js';
 import type { TaskEvent, TaskSnapshot } from '../../src/delegation/types.js';
 import {
   type ScriptEntry,
@@ -11,7 +12,6 @@ import {
   type ScriptedRequest,
   type SimulatedCaller,
 } from '../../src/testing/index.js';
-import { createDelegationTools } from '../../src/tools/delegation.js';
 
 /** The voice agent under test: answers the caller and delegates with the task tools. */
 export class Desk extends voice.Agent {

@@ -4,9 +4,9 @@ import { llm } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/delegation/manager.js';
 import { specialistFromTask } from '../../src/delegation/subagent.js';
+import { createDelegationTools } from '../../src/delegation/task-tools.js';
 import { yesNo } from '../../src/tasks/prebuilt.js';
 import { VirtualClock } from '../../src/testing/index.js';
-import { createDelegationTools } from '../../src/tools/delegation.js';
 import { Lookups, researcher, researchModel } from './helpers.js';
 
 let manager: TaskManager | undefined;

@@ -5,7 +5,7 @@
  */
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import type { DelegationHost, SubAgentInfo } from '../delegation/types.js';
+import type { DelegationHost, SubAgentInfo } from './types.js';
 
 function typeList(types: readonly SubAgentInfo[]): string {
   return types
