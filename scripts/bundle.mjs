@@ -8,6 +8,13 @@ import { build } from 'esbuild';
 await build({
   entryPoints: [
     'dist/index.js',
+    'dist/app/index.js',
+    'dist/tasks/index.js',
+    'dist/tasks/parsers/index.js',
+    'dist/telephony/index.js',
+    'dist/flows/index.js',
+    'dist/deep-agent/index.js',
+    'dist/delegation/index.js',
     'dist/testing/index.js',
     'dist/scenarios/index.js',
     'dist/scenarios/worker.js',
