@@ -42,13 +42,13 @@ export {
   type Outcome,
   valueOr,
 } from './outcome.js';
-export * as tasks from './tasks/index.js';
 export {
   type DefineTaskConfig,
   defineTask,
   type TaskDefinition,
   type TaskOverrides,
 } from './tasks/define.js';
+export * as tasks from './tasks/index.js';
 export * as parsers from './tasks/parsers/index.js';
 export type { ConfirmPolicy, RetryPolicy } from './tasks/policy.js';
 export * as telephony from './telephony/index.js';

@@ -17,10 +17,10 @@ export {
 } from './module.js';
 export {
   isMainModule,
-  RoomTransferer,
   type RoomAgentOptions,
   type RoomModule,
   type RoomServerOptions,
+  RoomTransferer,
   type RoomTransferOptions,
   roomAgent,
   roomServerOptions,

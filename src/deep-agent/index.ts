@@ -9,7 +9,12 @@
  * @packageDocumentation
  */
 export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
-export { BashSandbox, type BashSandboxOptions, type ExecOptions, type ExecResult } from '../tools/execute/bash.js';
+export {
+  BashSandbox,
+  type BashSandboxOptions,
+  type ExecOptions,
+  type ExecResult,
+} from '../tools/execute/bash.js';
 export { LocalShell, type LocalShellOptions } from '../tools/execute/local.js';
 export {
   type PythonRunOptions,
@@ -31,19 +36,28 @@ export {
   type GrepMatch,
   type GrepOptions,
 } from '../tools/files/backend.js';
-export { CompositeBackend, type CompositeBackendOptions } from '../tools/files/backends/composite.js';
+export {
+  CompositeBackend,
+  type CompositeBackendOptions,
+} from '../tools/files/backends/composite.js';
 export {
   DiskBackend,
   type DiskBackendHooks,
   type DiskBackendOptions,
 } from '../tools/files/backends/disk.js';
 export { MemoryBackend, type MemoryBackendOptions } from '../tools/files/backends/memory.js';
-export { StoreFileBackend, type StoreNamespaceOptions } from '../tools/files/backends/store-common.js';
+export {
+  StoreFileBackend,
+  type StoreNamespaceOptions,
+} from '../tools/files/backends/store-common.js';
 export {
   PostgresFileStore,
   type PostgresFileStoreOptions,
 } from '../tools/files/backends/store-postgres.js';
-export { SqliteFileStore, type SqliteFileStoreOptions } from '../tools/files/backends/store-sqlite.js';
+export {
+  SqliteFileStore,
+  type SqliteFileStoreOptions,
+} from '../tools/files/backends/store-sqlite.js';
 export { FileToolsState } from '../tools/files/state.js';
 export {
   createFileTools,
@@ -51,7 +65,7 @@ export {
   type FileTools,
   type FileToolsOptions,
 } from '../tools/files/tools.js';
-export { type Skill } from '../tools/skills/skill.js';
+export type { Skill } from '../tools/skills/skill.js';
 export {
   createSkillTools,
   loadSkills,

@@ -4,8 +4,6 @@
  * runtime assertions below only pin the values the type assertions are made on.
  */
 import type { voice } from '@livekit/agents';
-import { describe, expect, expectTypeOf, it } from 'vitest';
-import { z } from 'zod';
 import {
   defineTask,
   type FailureStatus,
@@ -32,6 +30,8 @@ import {
   time,
   yesNo,
 } from 'taskline/tasks';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
 
 type Email = { email: string };
 
