@@ -1,8 +1,9 @@
 // Bundles the compiled package (dist/) into dist/bundle/: one file per entry point (the
-// root, each concern's subpath, testing, scenarios, the CLI) plus shared chunks, so `import 'taskline'` loads a handful of files instead of ~120 modules
-// (the cold-import target is ≤ +50 ms over @livekit/agents). All entry points go through
-// one build with code splitting, so state such as the per-session call context exists
-// once whichever entry a module was loaded from. Dependencies stay external.
+// root, each concern's subpath, testing, scenarios, the CLI) plus shared chunks, so
+// `import 'taskline'` loads a few dozen files instead of ~120 modules (the cold-import target
+// is ≤ +50 ms over @livekit/agents) and a subpath loads only its concern's. All entry points
+// go through one build with code splitting, so state such as the per-session call context
+// exists once whichever entry a module was loaded from. Dependencies stay external.
 import { build } from 'esbuild';
 
 await build({
