@@ -11,6 +11,7 @@
  * @packageDocumentation
  */
 
+/** Call modules and the LiveKit room entry; also `taskline/app`. */
 export * as app from './app/index.js';
 export {
   type CallerAction,
@@ -21,7 +22,7 @@ export {
 } from './app/module.js';
 export {
   attachCall,
-  type CallContext,
+  CallContext,
   type CallEnd,
   type CallEvents,
   type CallOptions,
@@ -31,8 +32,11 @@ export {
 } from './core/call.js';
 export type { Clock, TimerHandle } from './core/clock.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
+/** The deep agent and its tools: files, todos, execution, skills; also `taskline/deep-agent`. */
 export * as deepAgent from './deep-agent/index.js';
+/** TaskManager, sub-agents, delegation records, bus and API; also `taskline/delegation`. */
 export * as delegation from './delegation/index.js';
+/** Multi-step flows, checkpoints and resume; also `taskline/flows`. */
 export * as flows from './flows/index.js';
 export {
   type FailedOutcome,
@@ -48,7 +52,10 @@ export {
   type TaskDefinition,
   type TaskOverrides,
 } from './tasks/define.js';
+/** Capture tasks: `defineTask`, `TypedTask` and the prebuilt tasks; also `taskline/tasks`. */
 export * as tasks from './tasks/index.js';
+/** Deterministic answer parsers and read-back helpers; also `taskline/parsers`. */
 export * as parsers from './tasks/parsers/index.js';
 export type { ConfirmPolicy, RetryPolicy } from './tasks/policy.js';
+/** The IVR kit: DTMF, digits, menus, transfer, voicemail; also `taskline/telephony`. */
 export * as telephony from './telephony/index.js';
