@@ -7,6 +7,13 @@ export default defineConfig({
   resolve: {
     // Examples import the package by name, as users do.
     alias: [
+      { find: /^taskline\/app$/, replacement: src('app/index.ts') },
+      { find: /^taskline\/tasks$/, replacement: src('tasks/index.ts') },
+      { find: /^taskline\/parsers$/, replacement: src('tasks/parsers/index.ts') },
+      { find: /^taskline\/telephony$/, replacement: src('telephony/index.ts') },
+      { find: /^taskline\/flows$/, replacement: src('flows/index.ts') },
+      { find: /^taskline\/deep-agent$/, replacement: src('deep-agent/index.ts') },
+      { find: /^taskline\/delegation$/, replacement: src('delegation/index.ts') },
       { find: /^taskline\/testing$/, replacement: src('testing/index.ts') },
       { find: /^taskline\/scenarios$/, replacement: src('scenarios/index.ts') },
       { find: /^taskline\/observability$/, replacement: src('observability/index.ts') },

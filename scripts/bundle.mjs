@@ -1,14 +1,22 @@
-// Bundles the compiled package (dist/) into dist/bundle/: one file per entry point plus
-// shared chunks, so `import 'taskline'` loads a handful of files instead of ~120 modules
-// (the cold-import target is ≤ +50 ms over @livekit/agents). All entry points go through
-// one build with code splitting, so state such as the per-session call context exists
-// once whichever entry a module was loaded from. Dependencies stay external.
+// Bundles the compiled package (dist/) into dist/bundle/: one file per entry point (the
+// root, each concern's subpath, testing, scenarios, the CLI) plus shared chunks, so
+// `import 'taskline'` loads a few dozen files instead of ~120 modules (the cold-import target
+// is ≤ +50 ms over @livekit/agents) and a subpath loads only its concern's. All entry points
+// go through one build with code splitting, so state such as the per-session call context
+// exists once whichever entry a module was loaded from. Dependencies stay external.
 import { copyFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
   entryPoints: [
     'dist/index.js',
+    'dist/app/index.js',
+    'dist/tasks/index.js',
+    'dist/tasks/parsers/index.js',
+    'dist/telephony/index.js',
+    'dist/flows/index.js',
+    'dist/deep-agent/index.js',
+    'dist/delegation/index.js',
     'dist/testing/index.js',
     'dist/observability/index.js',
     'dist/scenarios/index.js',

@@ -3,6 +3,7 @@
 // (from the npm registry and its cache, ONNXRUNTIME_NODE_INSTALL=skip), and checks what a user
 // would see:
 //   - exactly one copy of @livekit/agents, @livekit/rtc-node and zod; no engine warnings;
+//   - every subpath of "exports" imports, and type-checks through its "types";
 //   - defineTask works, a whole call runs through the testing kit, and a feature whose
 //     optional package is missing fails with `missing_dependency` naming it;
 //   - the README's testing sample (desk.ts + desk-call.ts) runs as is;
@@ -83,13 +84,10 @@ try {
     'the tarball holds no unbundled dist/**/*.js',
     unbundled.map((f) => f.path).join('\n'),
   );
-  for (const file of [
-    'LICENSE',
-    'CHANGELOG.md',
-    'README.md',
-    'dist/bundle/index.js',
-    'dist/index.d.ts',
-  ]) {
+  const entryFiles = Object.values(pkg.exports)
+    .filter((v) => typeof v === 'object')
+    .flatMap((v) => [v.import, v.types].map((f) => f.replace(/^\.\//, '')));
+  for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', ...entryFiles]) {
     check(
       info.files.some((f) => f.path === file),
       `the tarball holds ${file}`,
@@ -144,10 +142,62 @@ try {
     optional.join(', '),
   );
 
-  // 3. defineTask, a whole call, and a missing optional package.
+  // 3. Every subpath: imports at run time, and its types resolve for tsc (NodeNext, strict).
+  const subpaths = Object.entries(pkg.exports)
+    .filter(([, v]) => typeof v === 'object')
+    .map(([k]) => `taskline${k.slice(1)}`);
+  writeFileSync(
+    join(app, 'subpaths.mjs'),
+    `${subpaths.map((s, i) => `import * as m${i} from '${s}';`).join('\n')}
+const mods = { ${subpaths.map((s, i) => `'${s}': m${i}`).join(', ')} };
+for (const [name, mod] of Object.entries(mods)) console.log(name + ' ' + Object.keys(mod).length);
+process.exit(0);
+`,
+  );
+  const sub = run('node', ['subpaths.mjs'], app, 60_000);
+  for (const name of subpaths) {
+    const n = Number(new RegExp(`^${name} (\\d+)$`, 'm').exec(sub.stdout)?.[1] ?? 0);
+    check(sub.status === 0 && n > 0, `import '${name}' works (${n} exports)`, sub.out);
+  }
+  writeFileSync(
+    join(app, 'subpaths.ts'),
+    `${subpaths.map((s, i) => `import * as m${i} from '${s}';`).join('\n')}
+import { defineTask, flows, telephony } from 'taskline';
+import { flow } from 'taskline/flows';
+export const same: typeof flow = flows.flow;
+export const digits = telephony.collectDigits({ prompt: 'PIN?', minDigits: 4, maxDigits: 4 });
+export const all = [${subpaths.map((_, i) => `m${i}`).join(', ')}, defineTask];
+`,
+  );
+  writeFileSync(
+    join(app, 'tsconfig.json'),
+    JSON.stringify({
+      compilerOptions: {
+        target: 'ES2022',
+        module: 'NodeNext',
+        moduleResolution: 'NodeNext',
+        strict: true,
+        skipLibCheck: true,
+        noEmit: true,
+        types: [],
+        typeRoots: [join(root, 'node_modules/@types')],
+      },
+      files: ['subpaths.ts'],
+    }),
+  );
+  const tsc = run(
+    process.execPath,
+    [join(root, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json', '--pretty', 'false'],
+    app,
+    120_000,
+  );
+  check(tsc.status === 0, `every subpath type-checks in the app (tsc, NodeNext)`, tsc.out);
+
+  // 4. defineTask, a whole call, and a missing optional package.
   const taskScript = (zod) => `import { z } from '${zod}';
 import { llm, voice } from '@livekit/agents';
-import { defineTask, openCheckpointStore } from 'taskline';
+import { defineTask } from 'taskline';
+import { openCheckpointStore } from 'taskline/flows';
 import { ScriptedLLM, SimulatedCaller } from 'taskline/testing';
 const zip = defineTask({
   name: 'zip',
@@ -195,7 +245,7 @@ process.exit(0);
     task.out,
   );
 
-  // 4. The README's testing sample, as is (transpiled, not bundled).
+  // 5. The README's testing sample, as is (transpiled, not bundled).
   const samples = readmeSamples(readFileSync(join(root, 'README.md'), 'utf8'));
   for (const name of ['desk.ts', 'desk-call.ts']) {
     const sample = samples.find((s) => s.file === name);
@@ -213,7 +263,7 @@ process.exit(0);
     sample.out,
   );
 
-  // 5. The command line.
+  // 6. The command line.
   const npx = (...args) => run('npx', ['--no-install', 'taskline', ...args], app, 60_000);
   const v = npx('--version');
   check(
@@ -271,7 +321,7 @@ export default defineCallModule({
     ts.out,
   );
 
-  // 6. zod 3.25: schemas from zod/v4 work, a zod 3 schema is refused clearly.
+  // 7. zod 3.25: schemas from zod/v4 work, a zod 3 schema is refused clearly.
   must('npm', ['install', '--no-audit', 'zod@3.25.76'], app);
   check(copies('zod') === 1, 'after npm install zod@3.25.76, still one copy of zod');
   writeFileSync(

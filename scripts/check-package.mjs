@@ -1,9 +1,11 @@
 // Checks the built package the way a user gets it:
-//  1. In the repository: `taskline` and `taskline/testing` resolve through package.json
-//     "exports", the main entry never reaches the testing kit, and a call driven from
-//     `taskline/testing` reaches tasks from `taskline` (one shared call context).
+//  1. In the repository: `taskline` and every subpath of package.json "exports" resolve,
+//     no production entry (the root and its concern subpaths) reaches the testing kit, each
+//     root namespace is its subpath (the same bindings, from one build), and a call driven
+//     from `taskline/testing` reaches tasks from `taskline` (one shared call context).
 //  2. In a fresh app (scripts/check-fresh-app.mjs): the packed tarball installed next to
-//     @livekit/agents@1.9.0 and zod@4, exactly as a user would. Skip it with --no-fresh-app.
+//     @livekit/agents@1.9.0 and zod@4, exactly as a user would; every subpath imports and
+//     type-checks there. Skip it with --no-fresh-app.
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
@@ -11,8 +13,21 @@ import { fileURLToPath } from 'node:url';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 const pkg = JSON.parse(readFileSync(resolve(root, 'package.json'), 'utf8'));
-const mainFile = resolve(root, pkg.exports['.'].import);
 const testingFile = resolve(root, pkg.exports['./testing'].import);
+/** Subpaths that are test tooling; every other entry is production code. */
+const TOOLING = new Set(['./testing', './scenarios']);
+/** The root namespace each concern subpath also is. */
+const NAMESPACES = {
+  './app': 'app',
+  './tasks': 'tasks',
+  './parsers': 'parsers',
+  './telephony': 'telephony',
+  './flows': 'flows',
+  './deep-agent': 'deepAgent',
+  './delegation': 'delegation',
+  './observability': 'observability',
+};
+const entries = Object.entries(pkg.exports).filter(([, v]) => typeof v === 'object');
 
 /** Every file reachable from `entry` through relative static imports. */
 function reachable(entry) {
@@ -30,24 +45,45 @@ function reachable(entry) {
   return seen;
 }
 
-const main = reachable(mainFile);
-const leaked = [...main].filter((f) => f === testingFile || f.includes('/testing/'));
-if (leaked.length) {
-  console.error(`import 'taskline' reaches the testing kit:\n  ${leaked.join('\n  ')}`);
-  process.exit(1);
+let main;
+for (const [subpath, entry] of entries) {
+  if (TOOLING.has(subpath)) continue;
+  const files = reachable(resolve(root, entry.import));
+  if (subpath === '.') main = files;
+  const leaked = [...files].filter((f) => f === testingFile || f.includes('/testing/'));
+  if (leaked.length) {
+    const name = `taskline${subpath.slice(1)}`;
+    console.error(`import '${name}' reaches the testing kit:\n  ${leaked.join('\n  ')}`);
+    process.exit(1);
+  }
 }
 
 const taskline = await import('taskline');
 const testing = await import('taskline/testing');
-for (const name of [
-  'defineTask',
-  'TypedTask',
-  'collectDigits',
-  'flow',
-  'TaskManager',
-  'createFileTools',
-]) {
+for (const name of ['defineTask', 'defineCallModule', 'attachCall', 'callOf', 'TasklineError']) {
   if (!(name in taskline)) throw new Error(`taskline does not export ${name}`);
+}
+for (const [subpath] of entries) {
+  const name = `taskline${subpath.slice(1)}`;
+  const mod = await import(name);
+  if (Object.keys(mod).length === 0) throw new Error(`${name} exports nothing`);
+  const ns = NAMESPACES[subpath];
+  if (ns === undefined) continue;
+  const inRoot = taskline[ns];
+  if (!inRoot) throw new Error(`taskline has no \`${ns}\` namespace for ${name}`);
+  const keys = Object.keys(mod).sort().join(',');
+  if (Object.keys(inRoot).sort().join(',') !== keys) {
+    throw new Error(`taskline.${ns} and ${name} export different names`);
+  }
+  for (const key of Object.keys(mod)) {
+    if (inRoot[key] !== mod[key]) throw new Error(`taskline.${ns}.${key} is not ${name}'s ${key}`);
+  }
+}
+for (const subpath of Object.keys(NAMESPACES)) {
+  if (!(subpath in pkg.exports)) throw new Error(`package.json "exports" lacks ${subpath}`);
+}
+if ('date' in taskline || 'number' in taskline || 'email' in taskline) {
+  throw new Error('a generic name (date, number, email) leaked into the root of taskline');
 }
 for (const name of [
   'ScriptedLLM',
@@ -62,7 +98,12 @@ for (const name of [
 // A keyed PIN from the simulated caller (testing entry) must reach collectDigits (main entry).
 const { initializeLogger, llm, voice } = await import('@livekit/agents');
 initializeLogger({ pretty: false, level: 'silent' });
-const pin = taskline.collectDigits({ name: 'pin', prompt: 'PIN?', minDigits: 4, maxDigits: 4 });
+const pin = taskline.telephony.collectDigits({
+  name: 'pin',
+  prompt: 'PIN?',
+  minDigits: 4,
+  maxDigits: 4,
+});
 let outcome;
 class Desk extends voice.Agent {
   constructor() {
@@ -92,7 +133,7 @@ if (outcome?.status !== 'ok' || outcome.value !== '4321') {
   throw new Error(`a call across entry points failed: ${JSON.stringify(outcome)}`);
 }
 console.log(
-  `package ok: 'taskline' is ${main.size} files, none from the testing kit; a call works across entries`,
+  `package ok: 'taskline' is ${main.size} files; ${entries.length} entry points resolve, the production ones without the testing kit; a call works across entries`,
 );
 if (!process.argv.includes('--no-fresh-app')) {
   const fresh = spawnSync(process.execPath, [resolve(root, 'scripts/check-fresh-app.mjs')], {

@@ -1,8 +1,9 @@
 // Type-checks the TypeScript samples of README.md against the built package, as a user
 // would compile them: each ```ts block that is not marked `// fragment` is written to a
-// folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and
-// `taskline/testing` resolve through package.json "exports" to dist/ (the bundle's types),
-// not to src/. Errors are reported at their README.md line. Run after `npm run build`.
+// folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and its
+// subpaths (`taskline/telephony`, `taskline/testing`, …) resolve through package.json
+// "exports" to dist/ (the bundle's types), not to src/. Errors are reported at their
+// README.md line. Run after `npm run build`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';

@@ -10,19 +10,20 @@
 import { fileURLToPath } from 'node:url';
 import { type llm, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
+import { type CallInstance, defineCallModule } from 'taskline';
 import {
-  type CallInstance,
-  createDelegationTools,
   createFileTools,
   createTodoTools,
-  defineCallModule,
-  defineSubAgent,
   MemoryBackend,
-  TaskManager,
-  type TaskSnapshot,
   type Todo,
   TodoList,
-} from 'taskline';
+} from 'taskline/deep-agent';
+import {
+  createDelegationTools,
+  defineSubAgent,
+  TaskManager,
+  type TaskSnapshot,
+} from 'taskline/delegation';
 import { createDocsTools } from './search.js';
 
 /** Where the researcher's documents live. */

@@ -5,7 +5,7 @@
 // The researcher runs on OpenAI too (OPENAI_MODEL, default gpt-4o-mini), with its own
 // model instance; its findings are spoken when ready, into whichever agent has the call.
 import { cli } from '@livekit/agents';
-import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
+import { isMainModule, roomAgent, roomServerOptions } from 'taskline/app';
 import assistant from './index.js';
 
 /** The name this worker is dispatched by. */

@@ -3,7 +3,8 @@
  * in the demo is understood by taskline's parsers, so the tasks make no model call.
  */
 import { llm, voice } from '@livekit/agents';
-import { defineCallModule, type PersonName, personName, phone, time, yesNo } from 'taskline';
+import { defineCallModule } from 'taskline';
+import { type PersonName, personName, phone, time, yesNo } from 'taskline/tasks';
 
 /** What the bot books. */
 export interface CallbackRequest {

@@ -2,7 +2,7 @@
 //   LIVEKIT_URL=... LIVEKIT_API_KEY=... LIVEKIT_API_SECRET=... OPENAI_API_KEY=... \
 //     npx tsx examples/callback/room.ts start      # production worker; development: see the README
 import { cli } from '@livekit/agents';
-import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
+import { isMainModule, roomAgent, roomServerOptions } from 'taskline/app';
 import callback from './index.js';
 
 /** The name this worker is dispatched by. */

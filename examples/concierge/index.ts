@@ -13,16 +13,15 @@
 import { fileURLToPath } from 'node:url';
 import { llm } from '@livekit/agents';
 import Database from 'better-sqlite3';
+import { type CallSetup, defineCallModule } from 'taskline';
 import {
-  type CallSetup,
   CompositeBackend,
   createDeepAgent,
   type DeepAgent,
   DiskBackend,
-  defineCallModule,
   MemoryBackend,
   SqliteFileStore,
-} from 'taskline';
+} from 'taskline/deep-agent';
 import { z } from 'zod/v4';
 
 /**

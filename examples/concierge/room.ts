@@ -5,7 +5,7 @@
 // Notes are keyed by the caller's number (SIP calls that present one); the Python sandbox
 // is loaded when the call starts so the first calculation does not wait for it.
 import { cli } from '@livekit/agents';
-import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
+import { isMainModule, roomAgent, roomServerOptions } from 'taskline/app';
 import concierge from './index.js';
 
 /** The name this worker is dispatched by. */

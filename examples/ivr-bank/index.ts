@@ -11,13 +11,13 @@
  * caller's words match no menu option. `room.ts` runs the same call in a LiveKit room.
  */
 import { voice } from '@livekit/agents';
+import { type CallInstance, defineCallModule } from 'taskline';
+import { yesNo } from 'taskline/tasks';
 import {
-  type CallInstance,
   type CaptureEntry,
   type CaptureLog,
   capturesOf,
   collectDigits,
-  defineCallModule,
   endCall,
   menu,
   RecordingTransferer,
@@ -25,8 +25,7 @@ import {
   type TransferMode,
   transferCall,
   transferOnExhausted,
-  yesNo,
-} from 'taskline';
+} from 'taskline/telephony';
 
 /** Where people are: the bank's service desk. */
 export const SERVICE_DESK = '+15550100';

@@ -11,7 +11,7 @@
  *   npx tsx examples/ivr-bank/room.ts start      # production worker; development: see the README
  */
 import { cli } from '@livekit/agents';
-import { isMainModule, roomAgent, roomServerOptions } from 'taskline';
+import { isMainModule, roomAgent, roomServerOptions } from 'taskline/app';
 import { ivrBank } from './index.js';
 
 /** The name SIP dispatch rules dispatch this worker by. */

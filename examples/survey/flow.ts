@@ -1,4 +1,5 @@
-import { announce, email, type FlowValueOf, flow, freeText, number, yesNo } from 'taskline';
+import { announce, type FlowValueOf, flow } from 'taskline/flows';
+import { email, freeText, number, yesNo } from 'taskline/tasks';
 
 /** Spoken first; a "no" ends the survey politely. */
 export const CONSENT_QUESTION =

@@ -1,12 +1,6 @@
 import { voice } from '@livekit/agents';
-import {
-  type CallModule,
-  defineCallModule,
-  type FlowEnding,
-  type FlowResult,
-  type FlowRunOptions,
-  type FlowStatus,
-} from 'taskline';
+import { type CallModule, defineCallModule } from 'taskline';
+import type { FlowEnding, FlowResult, FlowRunOptions, FlowStatus } from 'taskline/flows';
 import { GOODBYE_LINE, type SurveyAnswers, surveyFlow } from './flow.js';
 
 export * from './flow.js';

@@ -11,19 +11,10 @@
  * checkpointed and always starts fresh. The call ends after the last step.
  */
 import { cli } from '@livekit/agents';
-import {
-  type CallModule,
-  type CallSetup,
-  type CheckpointStore,
-  DEFAULT_CHECKPOINT_PATH,
-  defineCallModule,
-  endCall,
-  isMainModule,
-  openCheckpointStore,
-  type RoomAgentOptions,
-  roomAgent,
-  roomServerOptions,
-} from 'taskline';
+import { type CallModule, type CallSetup, defineCallModule } from 'taskline';
+import { isMainModule, type RoomAgentOptions, roomAgent, roomServerOptions } from 'taskline/app';
+import { type CheckpointStore, DEFAULT_CHECKPOINT_PATH, openCheckpointStore } from 'taskline/flows';
+import { endCall } from 'taskline/telephony';
 import { SurveyCall, type SurveyOutcome, surveyModule } from './index.js';
 
 /** The name SIP dispatch rules dispatch this worker by. */

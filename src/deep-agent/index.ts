@@ -1,22 +1,22 @@
 /**
- * The deep agent for voice: `createDeepAgent` and its parts — sandboxed execution (bash on
- * just-bash, Python on pyodide), skills, memory, summarization, spoken approval and the repair
- * of dangling tool calls.
+ * Deep agent — `createDeepAgent` (and its headless form) and the function tools it is made
+ * of, each usable on any upstream Agent: todos, files (in-memory, disk, routed and
+ * SQLite/Postgres backends), sandboxed execution (bash on just-bash, Python on pyodide),
+ * skills (SKILL.md), memory (AGENTS.md), summarization, spoken approval of sensitive tools
+ * and the repair of dangling tool calls. Import it as `taskline/deep-agent`, or use the
+ * `deepAgent` namespace of `taskline`. The `task` tools live in `taskline/delegation`.
  *
  * @packageDocumentation
  */
-export { BackendFs } from '../tools/execute/backend-fs.js';
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
 export {
   BashSandbox,
   type BashSandboxOptions,
-  DEFAULT_EXEC_TIMEOUT_MS,
-  DEFAULT_MAX_OUTPUT_BYTES,
   type ExecOptions,
   type ExecResult,
 } from '../tools/execute/bash.js';
 export { LocalShell, type LocalShellOptions } from '../tools/execute/local.js';
 export {
-  DEFAULT_MAX_SYNC_BYTES,
   type PythonRunOptions,
   type PythonRunResult,
   PythonSandbox,
@@ -27,29 +27,65 @@ export {
   createExecutionTools,
   type ExecutionTools,
   type ExecutionToolsOptions,
-  formatRun,
 } from '../tools/execute/tools.js';
-export { fitLargeResult } from '../tools/files/large-result.js';
-export { parseSkill, type Skill, SkillFrontMatter } from '../tools/skills/skill.js';
+export {
+  type FileBackend,
+  FileError,
+  type FileErrorCode,
+  type FileInfo,
+  type GrepMatch,
+  type GrepOptions,
+} from '../tools/files/backend.js';
+export {
+  CompositeBackend,
+  type CompositeBackendOptions,
+} from '../tools/files/backends/composite.js';
+export {
+  DiskBackend,
+  type DiskBackendHooks,
+  type DiskBackendOptions,
+} from '../tools/files/backends/disk.js';
+export { MemoryBackend, type MemoryBackendOptions } from '../tools/files/backends/memory.js';
+export {
+  StoreFileBackend,
+  type StoreNamespaceOptions,
+} from '../tools/files/backends/store-common.js';
+export {
+  PostgresFileStore,
+  type PostgresFileStoreOptions,
+} from '../tools/files/backends/store-postgres.js';
+export {
+  SqliteFileStore,
+  type SqliteFileStoreOptions,
+} from '../tools/files/backends/store-sqlite.js';
+export { FileToolsState } from '../tools/files/state.js';
+export {
+  createFileTools,
+  type FileToolName,
+  type FileTools,
+  type FileToolsOptions,
+} from '../tools/files/tools.js';
+export type { Skill } from '../tools/skills/skill.js';
 export {
   createSkillTools,
   loadSkills,
   type SkillTools,
   type SkillToolsOptions,
-  skillsPrompt,
 } from '../tools/skills/tools.js';
 export {
-  createDeepAgent,
-  DeepAgent,
-  type DeepAgentOptions,
-} from './agent.js';
-export { type ApprovalAnswer, parseApproval } from './approval/caller.js';
-export {
-  type ApprovalEvent,
-  ApprovalGate,
-  DEFAULT_APPROVAL_TIMEOUT_MS,
-  describeCall,
-} from './approval/guard.js';
+  createTodoTools,
+  type Todo,
+  type TodoChangeEvent,
+  type TodoInput,
+  TodoList,
+  type TodoListEvents,
+  type TodoListOptions,
+  type TodoStatus,
+  type TodoTools,
+  type TodoToolsOptions,
+} from '../tools/todos.js';
+export { createDeepAgent, DeepAgent, type DeepAgentOptions } from './agent.js';
+export { type ApprovalEvent, ApprovalGate, type ApprovalGateEvents } from './approval/guard.js';
 export { APPROVAL_RECORD_TYPE, APPROVAL_STAGE, ApprovalResult } from './approval/supervisor.js';
 export type {
   ApprovalDecision,
@@ -59,25 +95,11 @@ export type {
   DelegationApprover,
   SupervisorCallback,
 } from './approval/types.js';
-export { CANCELLED_OUTPUT, repairDanglingToolCalls } from './dangling.js';
+export { repairDanglingToolCalls } from './dangling.js';
 export {
   createHeadlessDeepAgent,
   type HeadlessDeepAgent,
   type HeadlessDeepAgentOptions,
 } from './headless.js';
-export {
-  DEFAULT_MEMORY_PATH,
-  loadMemory,
-  type MemoryFile,
-  type MemoryOptions,
-  memoryPrompt,
-} from './memory.js';
-export { assemblePrompt, type PromptParts } from './prompt.js';
-export {
-  DEFAULT_CONTEXT_WINDOW_TOKENS,
-  deterministicSummary,
-  estimateTokens,
-  type SummarizationOptions,
-  type Summarized,
-  Summarizer,
-} from './summarize.js';
+export { loadMemory, type MemoryFile, type MemoryOptions } from './memory.js';
+export { type SummarizationOptions, type Summarized, Summarizer } from './summarize.js';

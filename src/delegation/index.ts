@@ -1,92 +1,129 @@
 /**
- * Delegation: the TaskManager, sub-agents (headless and voice specialists), the in-memory
- * delegation store, and the model-facing `task` tools.
+ * Delegation — hand work to sub-agents and other processes: the `TaskManager` and its
+ * model-facing `task` tools, sub-agents (headless, voice specialists, remote), durable
+ * delegation records and their stores (memory, SQLite, Postgres), the delegation bus
+ * (in-process, NATS JetStream) with workers and target selection, the expiry checker, and
+ * the authenticated HTTP/WebSocket API for the records. Import it as `taskline/delegation`,
+ * or use the `delegation` namespace of `taskline`.
  *
  * @packageDocumentation
  */
 
-export * from './api/auth.js';
-export * from './api/server.js';
-export * from './bus/contract.js';
-export * from './bus/in-process.js';
-export * from './bus/nats.js';
-export * from './bus/publisher.js';
-export * from './bus/sender.js';
-export * from './bus/types.js';
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
+export { type ApiKeyEntry, ApiKeys, type Identity } from './api/auth.js';
 export {
-  DeliveryChannel,
+  createDelegationsApi,
+  type DelegationsApi,
+  type DelegationsApiOptions,
+} from './api/server.js';
+export { type ContractEvent, type ContractMessage, contractSubject } from './bus/contract.js';
+export { type InProcessBusOptions, InProcessDelegationBus } from './bus/in-process.js';
+export { NatsDelegationBus, type NatsDelegationBusOptions } from './bus/nats.js';
+export {
+  type OutboxPublisher,
+  type OutboxPublisherOptions,
+  startOutboxPublisher,
+} from './bus/publisher.js';
+export {
+  type AwaitResultOptions,
+  createDelegationSender,
+  type DelegationResult,
+  type DelegationSender,
+  type DelegationSenderOptions,
+  type NewDelegation,
+} from './bus/sender.js';
+export type {
+  BusSubscription,
+  DelegationBus,
+  DelegationEventHandler,
+  DeliveryInfo,
+  PublishAck,
+  SubscribeOptions,
+  WatchOptions,
+} from './bus/types.js';
+export {
   type DeliveryEntry,
   defaultReplyInstructions,
   type ReplyInstructions,
 } from './channel.js';
-export * from './constraints.js';
-export * from './expiry.js';
-export { runSpecialist } from './foreground.js';
 export {
-  DEFAULT_COALESCE_MS,
-  DEFAULT_FOREGROUND_CAP_MS,
-  DEFAULT_INLINE_WINDOW_MS,
-  DEFAULT_MAX_DEPTH,
-  DEFAULT_MAX_PARALLEL,
-  DEFAULT_MAX_TURNS,
-  DEFAULT_QUEUE_LIMIT,
-  DEFAULT_TASK_TIMEOUT_MS,
-  type StartTaskOptions,
-  TaskManager,
-  type TaskManagerOptions,
-} from './manager.js';
+  type ResultCheck,
+  type ResultCheckOptions,
+  type ResultRejection,
+  ResultSchemaRegistry,
+  type ResultSubmission,
+} from './constraints.js';
+export {
+  type ExpiredStage,
+  type ExpiryChecker,
+  type ExpiryOptions,
+  expireOverdue,
+  startExpiryChecker,
+} from './expiry.js';
+export { type StartTaskOptions, TaskManager, type TaskManagerOptions } from './manager.js';
 export { MemoryDelegationStore, type MemoryDelegationStoreOptions } from './memory-store.js';
-export * from './record.js';
 export {
-  EXECUTION_STAGE,
-  initialRecord,
-  type RecordParties,
-  recordResult,
-  recordState,
-} from './records.js';
-export * from './remote.js';
+  type DelegationFilter,
+  type DelegationPage,
+  type DelegationPatch,
+  type DelegationRecord,
+  DelegationState,
+  type DelegationStore,
+  isFinished,
+  type OverdueRecord,
+  RESULT_STAGE,
+  type StageStatus,
+  type StageUpdate,
+  type StatusMap,
+} from './record.js';
+export { type RemoteSubAgentOptions, remoteSubAgent } from './remote.js';
 export {
-  type HeadlessProgress,
-  type HeadlessRunOptions,
-  type HeadlessRunResult,
-  newProgress,
-  partialOutput,
-  runHeadless,
-  SUBMIT_RESULT_TOOL,
-} from './runner.js';
-export * from './select.js';
-export * from './stores/postgres.js';
-export * from './stores/sqlite.js';
+  type AgentInfo,
+  type Bid,
+  type PlanRule,
+  type Selection,
+  type SelectionAnswers,
+  type SelectionContext,
+  type SelectionStrategy,
+  type SelectionTask,
+  selectTarget,
+} from './select.js';
+export {
+  PostgresDelegationStore,
+  type PostgresDelegationStoreOptions,
+} from './stores/postgres.js';
+export { SqliteDelegationStore, type SqliteDelegationStoreOptions } from './stores/sqlite.js';
 export {
   type AnySubAgent,
-  assertSubAgentName,
   defineSubAgent,
-  describeOutcome,
   GENERAL_PURPOSE,
-  GENERAL_PURPOSE_DESCRIPTION,
-  GENERAL_PURPOSE_INSTRUCTIONS,
-  isVoiceSpecialist,
   type SubAgentSpec,
   type SubAgentToolContext,
   specialistFromTask,
   type VoiceSpecialistSpec,
   voiceSpecialist,
 } from './subagent.js';
-export { DEFAULT_SUMMARY_CHARS, summarize } from './summary.js';
 export {
   createDelegationTools,
-  createSubAgentTaskTools,
   type DelegationTools,
   type DelegationToolsOptions,
 } from './task-tools.js';
-export { type TaskToolOutput, taskToolOutput } from './tool-output.js';
-export * from './types.js';
-export { MAX_JSON_DEPTH, parseRecord } from './validate.js';
-export * from './worker.js';
+export type {
+  DelegationHost,
+  DeliveryState,
+  FinalTaskStatus,
+  SubAgentInfo,
+  TaskEvent,
+  TaskMode,
+  TaskResult,
+  TaskSnapshot,
+  TaskStatus,
+  TaskToolArgs,
+} from './types.js';
 export {
-  createWorkspace,
-  mergeWorkspace,
-  taskDir,
-  type Workspace,
-  writeResult,
-} from './workspace.js';
+  type DelegatedTask,
+  type DelegationTaskHandler,
+  type DelegationWorker,
+  type ServeDelegationsOptions,
+  serveDelegations,
+} from './worker.js';

@@ -1,11 +1,15 @@
 /**
- * Flows: typed multi-step workflows (surveys, IVR paths) that run as one upstream
- * AgentTask, branch on data, checkpoint after every step and resume dropped calls.
+ * Flows — typed multi-step workflows (surveys, IVR paths): the `flow()` builder, a runner
+ * that is one upstream AgentTask, branching as data, a checkpoint after every step
+ * (memory, SQLite, Postgres stores) and resume of dropped calls, plus `validateFlow`,
+ * `toMermaid` and the per-call report. Import it as `taskline/flows`, or use the `flows`
+ * namespace of `taskline`.
  *
  * @packageDocumentation
  */
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
 export { AnnounceTask, announce } from './announce.js';
-export { type CheckPick, type Flow, FlowBuilder, type FlowValueOf, flow } from './builder.js';
+export { type Flow, FlowBuilder, type FlowValueOf, flow } from './builder.js';
 export {
   type Checkpoint,
   type CheckpointConfig,
@@ -22,10 +26,9 @@ export {
   type SqliteCheckpointOptions,
   SqliteCheckpointStore,
 } from './checkpoints/index.js';
-export type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
+export type { FlowOptions } from './definition.js';
 export { defaultGoodbye, type FlowEnding } from './ending.js';
-export { type FlowEdge, flowEdges, type StepEntry } from './graph.js';
-export type { AnyStepSource, FlowValue, SourceValue, StepInfo } from './infer.js';
+export type { FlowValue } from './infer.js';
 export { type MermaidOptions, toMermaid } from './mermaid.js';
 export {
   type CheckpointInfo,
@@ -33,7 +36,6 @@ export {
   type FlowEvents,
   type FlowRunOptions,
   FlowTask,
-  GO_BACK_TOOL,
   type ResumeInfo,
 } from './runner.js';
 export type {

@@ -1,5 +1,47 @@
-export * from './define.js';
-export * as parsers from './parsers/index.js';
-export * from './policy.js';
-export * from './prebuilt.js';
-export * from './typed-task.js';
+/**
+ * Capture tasks — ask the caller one thing and get a typed `Outcome` back: `defineTask`
+ * (a zod schema in, a typed value out, with retry and confirmation policies), the
+ * `TypedTask` it runs as, and the prebuilt tasks (yesNo, choice, number, date, time, email,
+ * phone, personName, address, likert, freeText, digits). Import it as `taskline/tasks`, or
+ * use the `tasks` namespace of `taskline`. The deterministic answer parsers are
+ * `taskline/parsers`.
+ *
+ * @packageDocumentation
+ */
+
+export type { FailedOutcome, FailureStatus, OkOutcome, Outcome } from '../outcome.js';
+export { isOk, valueOr } from '../outcome.js';
+export {
+  type DefineTaskConfig,
+  defineTask,
+  type TaskDefinition,
+  type TaskOverrides,
+} from './define.js';
+export {
+  type ConfirmPolicy,
+  DEFAULT_RETRY,
+  DEFAULT_WATCHDOG,
+  type OnExhausted,
+  type RepromptSet,
+  type RetryPolicy,
+  type Watchdog,
+} from './policy.js';
+export {
+  type Address,
+  address,
+  type ChoiceTaskOption,
+  choice,
+  date,
+  digits,
+  email,
+  freeText,
+  likert,
+  number,
+  type PersonName,
+  type PrebuiltOptions,
+  personName,
+  phone,
+  time,
+  yesNo,
+} from './prebuilt.js';
+export { type KeypadEntry, type ParseContext, type TaskSpec, TypedTask } from './typed-task.js';

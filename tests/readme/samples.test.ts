@@ -44,6 +44,13 @@ describe('README samples', () => {
           strict: true,
           paths: {
             taskline: [join(root, 'src/index.ts')],
+            'taskline/app': [join(root, 'src/app/index.ts')],
+            'taskline/tasks': [join(root, 'src/tasks/index.ts')],
+            'taskline/parsers': [join(root, 'src/tasks/parsers/index.ts')],
+            'taskline/telephony': [join(root, 'src/telephony/index.ts')],
+            'taskline/flows': [join(root, 'src/flows/index.ts')],
+            'taskline/deep-agent': [join(root, 'src/deep-agent/index.ts')],
+            'taskline/delegation': [join(root, 'src/delegation/index.ts')],
             'taskline/testing': [join(root, 'src/testing/index.ts')],
           },
         },

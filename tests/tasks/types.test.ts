@@ -4,32 +4,34 @@
  * runtime assertions below only pin the values the type assertions are made on.
  */
 import type { voice } from '@livekit/agents';
-import { describe, expect, expectTypeOf, it } from 'vitest';
-import { z } from 'zod';
+import {
+  defineTask,
+  type FailureStatus,
+  isOk,
+  type OkOutcome,
+  type Outcome,
+  type parsers,
+  type TaskDefinition,
+  valueOr,
+} from 'taskline';
 import {
   type Address,
   address,
   choice,
   date,
-  defineTask,
   digits,
   email,
-  type FailureStatus,
   freeText,
-  isOk,
   likert,
   number,
-  type OkOutcome,
-  type Outcome,
-  type parsers,
   personName,
   phone,
-  type TaskDefinition,
   type TypedTask,
   time,
-  valueOr,
   yesNo,
-} from '../../src/index.js';
+} from 'taskline/tasks';
+import { describe, expect, expectTypeOf, it } from 'vitest';
+import { z } from 'zod';
 
 type Email = { email: string };
 

@@ -1,6 +1,12 @@
 /**
- * Deterministic parsers for the prebuilt capture tasks: answers such as "yes", "three" or
- * "4 1 5 5" are understood without a model call; read-back helpers spell values for confirmation.
+ * Parsers — the deterministic readers behind the prebuilt capture tasks: answers as
+ * speech-to-text writes them ("yes", "three", "4 1 5 5", "john at example dot com") are
+ * understood without a model call, and read-back helpers spell values for confirmation. Use
+ * them in a custom task's `parse`. Import it as `taskline/parsers`, or use the `parsers`
+ * namespace of `taskline` (the names are generic — `date`, `number`, `email` — so they are
+ * only exported here).
+ *
+ * @packageDocumentation
  */
 export { type ChoiceOption, type ChoiceParseOptions, choice } from './choice.js';
 export { afterRejection, patchDigitEnd, patchEmail, spelledTarget } from './correct.js';
