@@ -46,9 +46,7 @@ export function goBackTool(
       'Call this when the caller wants to change an answer they gave earlier. ' +
       `Pass the id of the step to return to. Steps they can return to: ${JSON.stringify(described)}`,
     flags: llm.ToolFlag.IGNORE_ON_ENTER,
-    parameters: z.object({
-      step: z.enum(targets as [string, ...string[]]).describe('The step to return to'),
-    }),
+    parameters: goBackParameters(def, targets),
     execute: async ({ step: target }: { step: string }) => {
       if (!hooks.isCurrent(task) || task.done) {
         throw new llm.ToolError('This question is already finished; nothing to go back from.');
@@ -59,6 +57,33 @@ export function goBackTool(
       task.complete({ status: 'cancelled', attempts: 0, reason: `went back to ${target}` });
     },
   });
+}
+
+function goBackSchema(targets: string[]) {
+  return z.object({
+    step: z.enum(targets as [string, ...string[]]).describe('The step to return to'),
+  });
+}
+
+const goBackSchemas = new WeakMap<FlowDefinition, Map<string, ReturnType<typeof goBackSchema>>>();
+
+/**
+ * The go-back tool's parameters for a set of targets, built once per flow and set: a zod
+ * schema is costly to build and the same few sets recur on every call.
+ */
+function goBackParameters(def: FlowDefinition, targets: string[]): ReturnType<typeof goBackSchema> {
+  let byTargets = goBackSchemas.get(def);
+  if (!byTargets) {
+    byTargets = new Map();
+    goBackSchemas.set(def, byTargets);
+  }
+  const key = targets.join('\u0000');
+  let schema = byTargets.get(key);
+  if (!schema) {
+    schema = goBackSchema(targets);
+    byTargets.set(key, schema);
+  }
+  return schema;
 }
 
 /** After a revisit: skip ahead over answers that still apply, up to where the caller was. */

@@ -365,7 +365,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     await task.updateChatCtx(
       await stepContext(step.context ?? this.definition.options.context ?? 'summary', {
         answers: this.answers(),
-        history: this.chatCtx.copy(),
+        history: () => this.chatCtx.copy(),
         summary: answerSummary(this.definition, state.path, state.entries),
         model: () => {
           const model = this.agentSession?.llm;
@@ -413,9 +413,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     }
     const counters = task instanceof TypedTask ? task.counters : ZERO;
     if (!this.agentSession?._closing && !this.wasReplaced()) {
-      await this.updateChatCtx(
-        this.chatCtx.copy().merge(task.chatCtx.copy(), { excludeInstructions: true }),
-      );
+      // In place, as upstream's TaskGroup does (the runner never speaks, so its activity
+      // needs no fresh copy after every step); calls of the step's own tools are left out,
+      // as the runner's activity would leave them out.
+      this._chatCtx.merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
+        excludeInstructions: true,
+      });
     }
     return { outcome, counters, jump: this.takeJump() };
   }

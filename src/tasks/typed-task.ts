@@ -44,6 +44,26 @@ export const TASK_TOOLS = {
   confirm: 'confirm_answer',
 } as const;
 
+// The fixed tools' parameters, built once: a zod schema costs more to build than the rest of
+// a task, and every call builds several tasks.
+const DECLINED_PARAMETERS = z.object({
+  reason: z.string().describe('What the caller said, briefly'),
+});
+const UNCLEAR_PARAMETERS = z.object({ reason: z.string().describe('What was unclear, briefly') });
+const CONFIRM_PARAMETERS = z.object({ correct: z.boolean() });
+const wrappedSchemas = new WeakMap<z.ZodType, z.ZodObject>();
+
+/** The submit tool's parameters: the schema itself, or `{ value }` around it (built once). */
+function submitParameters(schema: z.ZodType, wraps: boolean): z.ZodObject {
+  if (!wraps) return schema as z.ZodObject;
+  let wrapped = wrappedSchemas.get(schema);
+  if (!wrapped) {
+    wrapped = z.object({ value: schema });
+    wrappedSchemas.set(schema, wrapped);
+  }
+  return wrapped;
+}
+
 /** What a deterministic parser is told besides the utterance. */
 export interface ParseContext {
   /** The call's clock time (resolve "tomorrow" against this, never the wall clock). */
@@ -174,7 +194,7 @@ export class TypedTask<T> extends CaptureTask<T> {
     const retry = resolveRetry(spec.retry);
     const watchdog = resolveWatchdog(spec.watchdog);
     const wrapsValue = !(spec.schema instanceof z.ZodObject);
-    const parameters = (wrapsValue ? z.object({ value: spec.schema }) : spec.schema) as z.ZodObject;
+    const parameters = submitParameters(spec.schema, wrapsValue);
     const guard = new ToolGuard();
     super(
       {
@@ -193,7 +213,7 @@ export class TypedTask<T> extends CaptureTask<T> {
           llm.tool({
             name: TASK_TOOLS.declined,
             description: 'The caller refuses to give this answer.',
-            parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
+            parameters: DECLINED_PARAMETERS,
             execute: async ({ reason }) => {
               this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
             },
@@ -201,13 +221,13 @@ export class TypedTask<T> extends CaptureTask<T> {
           llm.tool({
             name: TASK_TOOLS.unclear,
             description: "The caller's answer could not be understood.",
-            parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
+            parameters: UNCLEAR_PARAMETERS,
             execute: async ({ reason }) => this.onUnclear(reason),
           }),
           llm.tool({
             name: TASK_TOOLS.confirm,
             description: 'After reading the answer back: did the caller say it is correct?',
-            parameters: z.object({ correct: z.boolean() }),
+            parameters: CONFIRM_PARAMETERS,
             execute: async ({ correct }) => this.onConfirm(correct),
           }),
         ]),
