@@ -21,8 +21,19 @@ export interface FilesBenchOptions {
 
 /** The literal grep needle; planted in every 100th file (and in no other text). */
 const NEEDLE = 'ZQX_NEEDLE_7731';
-/** A regex finding the same lines (grep with `regex: true`, the linear-time engine). */
+/** A regex finding the same lines (grep with `regex: true`, re2js). */
 const NEEDLE_REGEX = 'ZQX_NEEDLE_\\d+ here$';
+/**
+ * More regexes timed on the disk backend against rg (same lines expected): alternation,
+ * classes with word boundaries, an anchor with no required text, and a nested repetition that
+ * hangs a backtracking engine on long runs of one letter.
+ */
+const EXTRA_REGEXES: Array<[kind: string, pattern: string]> = [
+  ['alternation', '(voice|caller) (queue|reply)'],
+  ['class', '\\bq[a-z]+e\\b'],
+  ['anchor', '^the \\w+ agent'],
+  ['nested', '(a+)+n\\b'],
+];
 const GLOB = '**/*.md';
 const EXTENSIONS = ['md', 'txt', 'ts', 'md', 'json'];
 const WORDS = (
@@ -108,6 +119,31 @@ function hasRipgrep(): boolean {
   return r.status === 0;
 }
 
+/**
+ * Makes sure the rg baseline is there: installs Debian's ripgrep when missing and running as
+ * root; otherwise returns why the baseline is absent (printed, and noted on every result).
+ */
+export function ensureRipgrep(): { ok: true } | { ok: false; why: string } {
+  if (hasRipgrep()) return { ok: true };
+  if (process.getuid?.() !== 0) {
+    const why =
+      'ripgrep (rg) is not installed and this is not root; run apt-get install -y ripgrep';
+    console.error(`files bench: baseline absent: ${why}`);
+    return { ok: false, why };
+  }
+  console.error('files bench: rg missing; installing Debian ripgrep (apt-get install -y ripgrep)');
+  const opts = { stdio: 'inherit', timeout: 300_000 } as const;
+  let r = spawnSync('apt-get', ['install', '-y', 'ripgrep'], opts);
+  if (r.status !== 0) {
+    spawnSync('apt-get', ['update'], opts);
+    r = spawnSync('apt-get', ['install', '-y', 'ripgrep'], opts);
+  }
+  if (hasRipgrep()) return { ok: true };
+  const why = `apt-get install -y ripgrep failed (exit ${r.status ?? r.signal}); rg baseline absent`;
+  console.error(`files bench: ${why}`);
+  return { ok: false, why };
+}
+
 /** Runs rg and returns how many output lines it printed (matches or files). */
 function rgLines(args: string[], cwd: string): number {
   const r = spawnSync('rg', args, { cwd, encoding: 'utf8', maxBuffer: 256 * 1024 * 1024 });
@@ -124,7 +160,9 @@ async function rgMedian(runs: number, args: string[], cwd: string) {
  * generated tree of `files` files /
  * `totalMb` MB, on the disk and memory backends, timed against ripgrep on the same tree.
  * Ratios are backend time / rg time (rg runs with its default threads and includes process
- * start-up). The rg baseline is skipped, with a note, when `rg` is not installed.
+ * start-up). Regex grep (re2js) is also timed on a few more patterns against rg. A missing rg
+ * is installed from Debian when running as root; otherwise every result notes why the
+ * baseline is absent.
  */
 export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<BenchResult[]> {
   const files = opts.files ?? 10_000;
@@ -157,7 +195,8 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
       note: `write() of every file into a MemoryBackend (${sizeNote})`,
     });
 
-    const rg = hasRipgrep();
+    const rgState = ensureRipgrep();
+    const rg = rgState.ok;
     const rgGrep = rg
       ? await rgMedian(
           runs,
@@ -175,7 +214,7 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
     const rgGlob = rg
       ? await rgMedian(runs, ['--files', '--no-ignore', '--hidden', '-g', GLOB, '.'], tree.root)
       : undefined;
-    const noRg = 'ripgrep (rg) not installed: baseline skipped (apt-get install -y ripgrep)';
+    const noRg = rgState.ok ? '' : rgState.why;
 
     const measure = async (
       backend: FileBackend,
@@ -215,6 +254,27 @@ export async function runFilesBench(opts: FilesBenchOptions = {}): Promise<Bench
       await measure(backend, 'grep', rgGrep, tree.needleLines);
       await measure(backend, 'regex', rgRegex, tree.needleLines);
       await measure(backend, 'glob', rgGlob, tree.mdFiles);
+    }
+    for (const [kind, pattern] of EXTRA_REGEXES) {
+      const base = rg
+        ? await rgMedian(
+            runs,
+            ['-n', '--no-heading', '--no-ignore', '--hidden', pattern, '.'],
+            tree.root,
+          )
+        : undefined;
+      const m = await median(runs, async () => (await disk.grep(pattern, { regex: true })).length);
+      const notes = [sizeNote, `${m.n} matching lines`];
+      if (base && base.n !== m.n) notes.push(`MISMATCH: rg found ${base.n}`);
+      if (!base) notes.push(noRg);
+      results.push({
+        name: `files.regex.${kind}.disk`,
+        metric: `grep regex "${pattern}"`,
+        value: round(m.ms),
+        unit: 'ms',
+        ...(base ? { baseline: round(base.ms), ratio: round(m.ms / base.ms) } : {}),
+        note: notes.join('; '),
+      });
     }
   } finally {
     rmSync(tree.root, { recursive: true, force: true });

@@ -3,12 +3,14 @@
 // (the cold-import target is ≤ +50 ms over @livekit/agents). All entry points go through
 // one build with code splitting, so state such as the per-session call context exists
 // once whichever entry a module was loaded from. Dependencies stay external.
+import { copyFileSync } from 'node:fs';
 import { build } from 'esbuild';
 
 await build({
   entryPoints: [
     'dist/index.js',
     'dist/testing/index.js',
+    'dist/observability/index.js',
     'dist/scenarios/index.js',
     'dist/scenarios/worker.js',
     'dist/cli/main.js',
@@ -24,3 +26,22 @@ await build({
   sourcemap: true,
   logLevel: 'warning',
 });
+
+// The live console (console/*.ts, browser code) served by `taskline delegations serve` at
+// /console: one module plus chunks, Mermaid bundled in (loaded when a diagram is first shown),
+// nothing fetched from another origin.
+await build({
+  entryPoints: ['console/main.ts'],
+  outdir: 'dist/bundle/console',
+  bundle: true,
+  splitting: true,
+  format: 'esm',
+  platform: 'browser',
+  target: 'es2022',
+  minify: true,
+  chunkNames: 'chunk-[hash]',
+  legalComments: 'linked',
+  logLevel: 'warning',
+});
+for (const file of ['index.html', 'style.css'])
+  copyFileSync(`console/${file}`, `dist/bundle/console/${file}`);

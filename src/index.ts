@@ -4,6 +4,7 @@
  * @packageDocumentation
  */
 
+export * from './app/call-reporter.js';
 export * from './app/module.js';
 export * from './app/room.js';
 export * from './core/call.js';

@@ -1,7 +1,8 @@
 import { parseArgs } from 'node:util';
 import { initializeLogger, log } from '@livekit/agents';
-import { TasklineError } from '../core/errors.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
 import { ApiKeys } from '../delegation/api/auth.js';
+import { type PrometheusMetrics, startPrometheusMetrics } from '../delegation/api/metrics.js';
 import { createDelegationsApi, type DelegationsApi } from '../delegation/api/server.js';
 import { InProcessDelegationBus } from '../delegation/bus/in-process.js';
 import type { DelegationBus } from '../delegation/bus/types.js';
@@ -25,7 +26,13 @@ const USAGE = `usage: taskline delegations serve [options]
   --keys FILE          API keys JSON; default: the TASKLINE_API_KEYS environment variable
                        {"keys":[{"key":"<16+ chars>","agent":"voice-bot"},{"key":"…","admin":true}]}
   --body-limit BYTES   largest request body (default 262144)
-  --expiry-ms N        how often overdue delegations are expired (default 1000)`;
+  --expiry-ms N        how often overdue delegations are expired (default 1000)
+  --no-metrics         do not serve Prometheus metrics at /metrics
+
+  Also served: GET /health (no key: store and bus reachable, 200 or 503), GET /metrics
+  (admin key; Prometheus text), the live console at /console, and POST /calls/events for
+  voice processes to report live calls. One structured log line per request (keys and PII
+  masked).`;
 
 /** Parsed `taskline delegations serve` options. */
 export interface ServeOptions {
@@ -40,6 +47,8 @@ export interface ServeOptions {
   keys: ApiKeys;
   bodyLimit?: number;
   expiryMs: number;
+  /** Serve Prometheus metrics at /metrics (default true; needs the OpenTelemetry peers). */
+  metrics?: boolean;
 }
 
 function positiveInt(value: string | undefined, name: string, min = 1): number | undefined {
@@ -72,6 +81,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       keys: { type: 'string' },
       'body-limit': { type: 'string' },
       'expiry-ms': { type: 'string' },
+      'no-metrics': { type: 'boolean' },
     },
   });
   if (positionals.length > 0) {
@@ -105,6 +115,7 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     keys,
     ...(bodyLimit !== undefined ? { bodyLimit } : {}),
     expiryMs: positiveInt(values['expiry-ms'], 'expiry-ms') ?? 1_000,
+    metrics: values['no-metrics'] !== true,
   };
 }
 
@@ -136,7 +147,17 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
   let bus: DelegationBus | undefined;
   let expiry: ExpiryChecker | undefined;
   let api: DelegationsApi | undefined;
+  let metrics: PrometheusMetrics | undefined;
+  let notice = '';
   try {
+    if (options.metrics !== false) {
+      try {
+        metrics = await startPrometheusMetrics();
+      } catch (error) {
+        if (!isTasklineError(error, 'missing_dependency')) throw error;
+        notice = `; no /metrics: ${error.message}`;
+      }
+    }
     if (options.nats !== undefined) {
       const { NatsDelegationBus } = await import('../delegation/bus/nats.js');
       bus = await NatsDelegationBus.connect({
@@ -152,21 +173,23 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
       store,
       bus,
       keys: options.keys,
+      ...(metrics ? { metrics } : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
     });
     const url = await api.listen({ port: options.port, host: options.host });
     const where = options.postgres !== undefined ? 'postgres' : `sqlite ${options.db}`;
     const via = options.nats !== undefined ? `nats ${options.nats}` : 'in-process events';
-    const running = { api, bus, expiry };
+    const running = { api, bus, expiry, metrics };
     return {
       url,
       api,
       store,
       bus,
-      description: `taskline delegations: listening on ${url} (${where}, ${via})`,
+      description: `taskline delegations: listening on ${url} (${where}, ${via}); console at ${url}/console/${notice}`,
       async close() {
         running.expiry.stop();
         await running.api.close();
+        await running.metrics?.close();
         await running.bus.close();
         await store.close();
       },
@@ -174,6 +197,7 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
   } catch (error) {
     expiry?.stop();
     await api?.close().catch(() => {});
+    await metrics?.close().catch(() => {});
     await bus?.close().catch(() => {});
     await store.close();
     throw error;

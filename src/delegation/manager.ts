@@ -8,6 +8,7 @@ import { type APIConnectOptions, llm, voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import { type TaskManagerTrace, traceTaskManager } from '../observability/delegation.js';
 import { createSubAgentTaskTools } from '../tools/delegation.js';
 import type { FileBackend } from '../tools/files/backend.js';
 import { MemoryBackend } from '../tools/files/backends/memory.js';
@@ -278,6 +279,7 @@ export class TaskManager implements DelegationHost {
   /** Top-level tasks running now (the maxParallel count). */
   #running = 0;
   #closed = false;
+  readonly #trace: TaskManagerTrace = traceTaskManager(this);
 
   constructor(options: TaskManagerOptions = {}) {
     this.#options = options;
@@ -533,6 +535,7 @@ export class TaskManager implements DelegationHost {
     await Promise.allSettled(pending);
     await this.#channel?.close();
     await this.flush();
+    this.#trace.close();
     if (this.#ownsStore) await this.store.close();
   }
 
@@ -1031,7 +1034,7 @@ export class TaskManager implements DelegationHost {
       this.#begin(task);
       this.#persistNew(task);
       this.#emitStarted(task);
-      void this.#execute(task);
+      void this.#trace.run(task.snap.id, () => this.#execute(task));
     }
     return task;
   }
@@ -1047,7 +1050,7 @@ export class TaskManager implements DelegationHost {
       store.setStage(this.#recordId(task), EXECUTION_STAGE, { state: 'in_progress' }),
     );
     this.#emitStarted(task);
-    void this.#execute(task);
+    void this.#trace.run(task.snap.id, () => this.#execute(task));
   }
 
   #begin(task: TaskState): void {

@@ -1,5 +1,7 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import { traceWorkerExecution } from '../observability/delegation.js';
+import { withoutTraceContext } from '../observability/propagation.js';
 import { Slots } from './bus/dedupe.js';
 import type { DelegationEvent } from './bus/events.js';
 import { errorMessage, logDelegation } from './bus/log.js';
@@ -26,7 +28,7 @@ export interface DelegatedTask {
   record: DelegationRecord;
   /** The stage being executed. */
   stage: string;
-  /** The record's `sub_task_data`. */
+  /** The record's `sub_task_data` (without the `trace_context` taskline adds for tracing). */
   data: Record<string, unknown>;
   /** Aborts when the delegation is cancelled, deleted, re-targeted or passes its deadline. */
   signal: AbortSignal;
@@ -158,13 +160,16 @@ export async function serveDelegations(
       let failure: unknown;
       let failed = false;
       try {
-        result = await handler({
-          record,
-          stage,
-          data: record.sub_task_data,
-          signal: controller.signal,
-          attempt,
-        });
+        const info = { agentId, stage, attempt, clock };
+        result = await traceWorkerExecution(record, info, async () =>
+          handler({
+            record,
+            stage,
+            data: withoutTraceContext(record.sub_task_data),
+            signal: controller.signal,
+            attempt,
+          }),
+        );
       } catch (error) {
         failed = true;
         failure = error;

@@ -5,6 +5,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';
+import { traceCheckpoint } from '../observability/flows.js';
 import { CheckpointIO } from './checkpoint-io.js';
 import type { CheckpointKey, CheckpointStore, FlowState } from './checkpoints/types.js';
 import type { FlowDefinition } from './definition.js';
@@ -96,7 +97,7 @@ export class FlowCheckpoints {
   async persist(state: FlowState, step?: string): Promise<boolean> {
     const io = this.io;
     if (!io.enabled) return true;
-    const written = await io.save(state, this.version);
+    const written = await traceCheckpoint(this.key.flow, step, () => io.save(state, this.version));
     if (written === undefined) return false;
     this.version = written;
     const info: CheckpointInfo = {

@@ -3,13 +3,21 @@
  * runStep). What has a job of its own lives beside it: navigation.ts (go back, fast-forward,
  * restored answers), checkpointing.ts (claiming the call, versioned writes), report.ts (the
  * result and the per-call report), ending.ts (how the call ends), context.ts (each step's
- * context), graph.ts (where an answer leads).
+ * context), graph.ts (where an answer leads). A little over 500 lines with its tracing hooks:
+ * the loop and its step records share the run state and read best in one class.
  */
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import {
+  inFlowSpan,
+  recordStep,
+  traceCheckpoint,
+  traceFlow,
+  traceStep,
+} from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
@@ -93,6 +101,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.definition = definition;
     this.options = options;
     this.nested = nested;
+    this.emitter.on('step_completed', (record) => recordStep(definition.name, record));
   }
 
   /** Subscribes to a flow event; returns the function that unsubscribes. */
@@ -114,6 +123,14 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   override async run(): Promise<FlowResult<R>> {
     if (this.runCalled) return super.run();
     this.runCalled = true;
+    return traceFlow(
+      this,
+      () => this.checkpoints?.key.callId,
+      () => this.runOnce(),
+    );
+  }
+
+  private async runOnce(): Promise<FlowResult<R>> {
     let result: FlowResult<R>;
     try {
       result = await this.replaced.race(super.run());
@@ -152,7 +169,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.agentSession = this.session;
     let result: FlowResult<R>;
     try {
-      result = await this.execute();
+      result = await inFlowSpan(this, () => this.execute());
     } catch (error) {
       this.ownError = error instanceof Error ? error : new Error(String(error));
       if (!this.done) this.complete(this.ownError as Error);
@@ -257,7 +274,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = { outcome: { status: 'maxRetries', attempts: 0, reason }, counters: ZERO };
       } else {
         this.emitter.emit('step_started', { step: step.id, visit });
-        run = await this.runStep(step, greet);
+        run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
       const endedAt = clock.now();

@@ -20,6 +20,9 @@ export const textMode: CallMode = {
   async close() {},
 };
 
+/** Longest a single turn may take in real time before the scenario fails as hung. */
+const TURN_GUARD_MS = 60_000;
+
 class TextDriver implements CallDriver {
   private readonly caller: SimulatedCaller;
   private firstAgentLineAt: number | undefined;
@@ -28,6 +31,9 @@ class TextDriver implements CallDriver {
   constructor(session: voice.AgentSession, callId: string) {
     this.caller = new SimulatedCaller(session, {
       callId,
+      // A turn's real-time hang guard: generous because a turn may cold-start a sandbox
+      // (pyodide takes ~10 s on a loaded 2-core machine); the pool still caps the whole file.
+      guardMs: TURN_GUARD_MS,
       onLine: (line: TranscriptLine) => {
         if (line.role === 'agent') this.firstAgentLineAt ??= performance.now();
       },

@@ -1,6 +1,7 @@
 import { llm, voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { traceCapture } from '../observability/tasks.js';
 import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
 import type { RetryPolicy } from './policy.js';
 import { ReplacedRun } from './replaced.js';
@@ -238,6 +239,10 @@ export abstract class CaptureTask<T> extends voice.AgentTask<Outcome<T>> {
     // A second run() throws upstream's "already started" error, untouched.
     if (this.runCalled) return super.run();
     this.runCalled = true;
+    return traceCapture(this, () => this.runOnce());
+  }
+
+  private async runOnce(): Promise<Outcome<T>> {
     try {
       return await this.replaced.race(super.run());
     } catch (error) {

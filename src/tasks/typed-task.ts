@@ -8,6 +8,7 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
+import { countModelCallAvoided, traceReprompt } from '../observability/tasks.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { KeypadCollector, NoInputTimer } from './caller-input.js';
 import {
@@ -520,6 +521,7 @@ export class TypedTask<T> extends CaptureTask<T> {
     args: Record<string, unknown>,
   ): ReadableStream<llm.ChatChunk | string | FlushSentinel> {
     this.localCallCounter += 1;
+    countModelCallAvoided(this);
     const callId = `taskline_${this.spec.name}_${this.localCallCounter}`;
     this.localCalls.add(callId);
     return toolCallStream(callId, name, args);
@@ -553,6 +555,7 @@ export class TypedTask<T> extends CaptureTask<T> {
         : kind === 'noMatch'
           ? this.counts.noMatch
           : this.counts.invalid;
+    traceReprompt(this, kind, n);
     return repromptLine(kind, n, this.retry, this.spec.prompt ?? '');
   }
 

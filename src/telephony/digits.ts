@@ -3,6 +3,7 @@ import type { FlushSentinel, llm } from '@livekit/agents';
 import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { maskPII, maskValue, registerSecret } from '../core/pii.js';
+import { countModelCallAvoided } from '../observability/tasks.js';
 import type { Outcome } from '../outcome.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
 import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from '../tasks/policy.js';
@@ -219,6 +220,7 @@ export class DigitsTask extends KeypadTask<string> {
     if (this.options.finishOnKey && value.endsWith(this.options.finishOnKey)) {
       value = value.slice(0, -1);
     }
+    countModelCallAvoided(this);
     return this.reply(this.evaluate(value, this.modality()));
   }
 

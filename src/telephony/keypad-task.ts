@@ -3,6 +3,7 @@ import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type DtmfEvent, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
+import { traceReprompt } from '../observability/tasks.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import {
   CaptureTask,
@@ -230,6 +231,7 @@ export abstract class KeypadTask<T> extends CaptureTask<T> {
     this.counts[kind] += 1;
     if (this.checkCaps()) return undefined;
     const n = this.counts[kind];
+    traceReprompt(this, kind, n);
     const again = this.config.reprompt ?? this.fullPrompt;
     const custom = pickReprompt(this.config.retry.prompts?.[kind], n);
     if (custom) return joinSpeech(reason ?? '', custom);

@@ -3,6 +3,7 @@ import { type FlushSentinel, llm, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { countModelCallAvoided } from '../observability/tasks.js';
 import type { Outcome } from '../outcome.js';
 import { joinSpeech } from '../tasks/capture.js';
 import { choice } from '../tasks/parsers/choice.js';
@@ -213,6 +214,7 @@ export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
     }
     const key = spokenDigits(text.replace(KEY_LEAD, ''));
     if (key !== undefined && key.length === 1 && this.menu.options[key]) {
+      countModelCallAvoided(this);
       return this.reply(this.pick(key, modality));
     }
     const options = Object.entries(this.menu.options).map(([k, o]) => ({
@@ -223,7 +225,10 @@ export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
     // Labels, synonyms, a word only one option uses ("agent please" for "an agent"), common
     // words for an agent ("operator"); never a guess when two options match.
     const parsed = choice(text, options, { positional: this.menu.positional === true });
-    if (parsed.kind === 'match') return this.reply(this.pick(parsed.value, modality));
+    if (parsed.kind === 'match') {
+      countModelCallAvoided(this);
+      return this.reply(this.pick(parsed.value, modality));
+    }
     if (this.menu.modelFallback === false) return this.reply(this.fail('noMatch'));
     return this.model(chatCtx, toolCtx, modelSettings);
   }

@@ -1,6 +1,7 @@
 import { llm, type voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { maskPII } from '../core/pii.js';
+import { traceTransfer } from '../observability/transfer.js';
 import type { FailedOutcome } from '../outcome.js';
 import { capturesOf } from './captures.js';
 import { logCall } from './log.js';
@@ -147,7 +148,16 @@ export function transferSummary(options: TransferCallOptions, outcome?: FailedOu
  * Transfers the call now (e.g. when the caller asks for a person). Resolves a
  * `transferred` outcome, or `cancelled` with the reason when the transfer failed.
  */
-export async function transferCall(
+export function transferCall(
+  transferer: Transferer,
+  options: TransferCallOptions,
+  outcome?: FailedOutcome,
+): Promise<FailedOutcome> {
+  const mode = options.mode ?? 'cold';
+  return traceTransfer({ to: options.to, mode }, () => transferNow(transferer, options, outcome));
+}
+
+async function transferNow(
   transferer: Transferer,
   options: TransferCallOptions,
   outcome?: FailedOutcome,

@@ -5,6 +5,7 @@ export {
   type FileInfo,
   type GrepMatch,
   type GrepOptions,
+  type SkippedLine,
 } from './files/backend.js';
 export {
   CompositeBackend,
@@ -45,18 +46,19 @@ export {
   splitGlob,
 } from './files/glob.js';
 export {
+  compileGrepRegex,
+  type GrepRegex,
+  MAX_REGEX_LINE_CHARS,
+  MAX_REGEX_PATTERN_LENGTH,
+  MAX_REGEX_PROGRAM_SIZE,
+  MAX_REGEX_REPEAT,
+} from './files/grep-regex.js';
+export {
   isWithin,
   MAX_PATH_LENGTH,
   MAX_SEGMENT_BYTES,
   normalizePath,
 } from './files/paths.js';
-export {
-  compileRegex,
-  MAX_REGEX_PATTERN_LENGTH,
-  MAX_REGEX_PROGRAM_SIZE,
-  MAX_REGEX_REPEAT,
-  RegexMatcher,
-} from './files/regex.js';
 export {
   checkMaxCount,
   compileSearcher,

@@ -15,7 +15,7 @@ afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
 
-describe('examples/concierge', () => {
+describe('examples/concierge', { timeout: 90_000 }, () => {
   it('plays the demo call: notes, skill, Python, and a spoken yes before the charge', async () => {
     const db = new Database(':memory:');
     open.push({ close: () => void db.close() });
@@ -23,7 +23,8 @@ describe('examples/concierge', () => {
     const call = createConcierge({ notes });
     open.push(call.agent);
     const model = demo.createScriptedModel();
-    const caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
+    // The Python turn cold-starts pyodide (~10 s on a loaded 2-core machine): a wider hang guard.
+    const caller = await SimulatedCaller.start({ agent: call.agent, llm: model, guardMs: 60_000 });
     open.push(caller);
     await caller.play(demo.demoScript);
 

@@ -706,7 +706,7 @@ export function srcModule(path: string): string {
   return pathToFileURL(join(repoRoot, 'src', path)).href;
 }
 
-/** A child process running a TypeScript script with `npx tsx`, read line by line. */
+/** A child process running a TypeScript script under tsx, read line by line. */
 export interface ChildScript {
   child: ChildProcess;
   /** Resolves with the first stdout line matching `pattern` (rejects if the child exits first). */
@@ -715,7 +715,7 @@ export interface ChildScript {
   lines: string[];
   /** Resolves once the script and its wrappers exited, with the wrapper's code (or signal). */
   exited: Promise<number | string>;
-  /** Sends `signal` to the whole process group (npx, tsx and the script's node process). */
+  /** Sends `signal` to the whole process group (the script and anything it spawned). */
   kill(signal: NodeJS.Signals): void;
   stderr(): string;
 }
@@ -732,15 +732,18 @@ process.once('exit', () => {
 });
 
 /**
- * Writes `source` to a temp file and runs it with `npx tsx` from the repo root (so its
+ * Writes `source` to a temp file and runs it with `node --import tsx` from the repo root (so its
  * imports of src/ resolve); the file is deleted when the child exits.
  */
 export function spawnScript(source: string, env: Record<string, string> = {}): ChildScript {
   const dir = mkdtempSync(join(tmpdir(), 'taskline-deleg-child-'));
   const file = join(dir, 'child.mts');
   writeFileSync(file, source);
-  // Its own process group, so a kill reaches the script itself, not just the npx wrapper.
-  const child = spawn('npx', ['tsx', file], {
+  // One node process with tsx as a loader (no npx/tsx wrappers): a signal reaches the script
+  // itself. Through the tsx CLI, a child that does not acknowledge a relayed SIGTERM within
+  // 30 ms is SIGKILLed, which on a loaded machine killed workers before their shutdown hook ran.
+  // Its own process group, so a kill also reaches anything the script spawned.
+  const child = spawn(process.execPath, ['--import', 'tsx', file], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -8,6 +8,7 @@ import type { FileBackend } from '../../src/tools/files/backend.js';
 import { CompositeBackend } from '../../src/tools/files/backends/composite.js';
 import { DiskBackend } from '../../src/tools/files/backends/disk.js';
 import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
+import { MAX_REGEX_LINE_CHARS } from '../../src/tools/files/grep-regex.js';
 import { FileToolsState } from '../../src/tools/files/state.js';
 import { createFileTools } from '../../src/tools/files/tools.js';
 import { callTool, toolError } from './tool-helpers.js';
@@ -383,6 +384,31 @@ describe('grep', () => {
     expect(await toolError(callTool(tools.grep, { pattern: 'a(?=b)', regex: true }))).toMatch(
       /^invalid_pattern: .*lookahead and lookbehind are not supported/,
     );
+  });
+
+  it('names the lines a regex skipped as too long, on every backend, with full paths', async () => {
+    for (const [kind, make] of BACKENDS) {
+      const backend = make();
+      const long = `${'x'.repeat(MAX_REGEX_LINE_CHARS)} needle`;
+      await backend.write('/docs/min.js', `short needle\n${long}\n`);
+      await backend.write('/other.txt', `${long}\n${long}\n${long}\n`);
+      const tools = createFileTools({ backend });
+      const out = await callTool(tools.grep, {
+        pattern: 'ne+dle$',
+        regex: true,
+        output_mode: 'content',
+      });
+      expect(out, kind).toBe(
+        '/docs/min.js:1:short needle\n' +
+          `(4 lines were not searched: longer than the ${MAX_REGEX_LINE_CHARS} characters this ` +
+          'regex scans per line (/docs/min.js:2, /other.txt:1, /other.txt:2 and 1 more), so they ' +
+          'may also match; search them with a literal pattern or a simpler regex)',
+      );
+      // A literal search has no line cap.
+      expect(await callTool(tools.grep, { pattern: 'needle', output_mode: 'count' }), kind).toBe(
+        '/docs/min.js:2\n/other.txt:3',
+      );
+    }
   });
 
   it('stops at max_count and says so', async () => {

@@ -3,7 +3,7 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 describe('optional store dependencies load lazily', () => {
-  it('importing the tools loads neither better-sqlite3 nor pg; opening a SQLite store does', {
+  it('importing the tools loads neither better-sqlite3, pg nor re2js; using them does', {
     timeout: 30_000,
   }, () => {
     // A fresh process, so nothing imported by other tests can hide an eager import.
@@ -13,9 +13,10 @@ describe('optional store dependencies load lazily', () => {
       encoding: 'utf8',
     });
     expect(JSON.parse(out)).toEqual({
-      afterImport: { sqlite: false, pg: false },
-      afterOpen: { sqlite: true, pg: false },
+      afterImport: { sqlite: false, pg: false, re2js: false },
+      afterOpen: { sqlite: true, pg: false, re2js: true },
       read: 'hello',
+      regexHits: 1,
     });
   });
 });

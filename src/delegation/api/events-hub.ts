@@ -76,6 +76,21 @@ export class DelegationEventsHub {
     }
   }
 
+  /** Sends a message (a live call's change) to every client `visible` admits. */
+  broadcast(message: unknown, visible: (identity: Identity) => boolean): void {
+    let text: string | undefined;
+    for (const client of this.clients) {
+      if (!visible(client.identity)) continue;
+      if (client.socket.bufferedAmount > MAX_BUFFERED) {
+        client.socket.close(1013, 'Client too slow; reconnect and query for missed changes.');
+        this.clients.delete(client);
+        continue;
+      }
+      text ??= JSON.stringify(message);
+      client.socket.send(text);
+    }
+  }
+
   /** Number of connected clients. */
   get size(): number {
     return this.clients.size;

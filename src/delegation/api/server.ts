@@ -14,9 +14,15 @@ import type { ResultSchemaRegistry } from '../constraints.js';
 import type { DelegationStore } from '../record.js';
 import { hasOutbox } from '../stores/change.js';
 import type { ApiKeys, Identity } from './auth.js';
+import { CallBoard, type CallBoardOptions, registerCallRoutes } from './calls.js';
+import { registerConsole } from './console.js';
 import { fail, HttpError, statusOf } from './envelope.js';
 import { DelegationEventsHub } from './events-hub.js';
+import { type HealthProbe, registerHealth } from './health.js';
 import { registerJsonBody } from './json-body.js';
+import { type PrometheusMetrics, registerMetrics } from './metrics.js';
+import { isPublicRoute } from './public-route.js';
+import { type RequestLogOptions, registerRequestLog } from './request-log.js';
 import { registerDelegationRoutes } from './routes.js';
 
 /** Options of {@link createDelegationsApi}. */
@@ -39,6 +45,16 @@ export interface DelegationsApiOptions {
    * outbox publishes later.
    */
   publishBeforeAnswerMs?: number;
+  /** `GET /health` (no key): probes by name and their timeout (default: store and bus, 2 s). */
+  health?: { probes?: Record<string, HealthProbe>; timeoutMs?: number };
+  /** One structured line per request (default on, through taskline's logger); false: none. */
+  requestLog?: boolean | RequestLogOptions;
+  /** Prometheus metrics: request count/latency by route, served at `GET /metrics` (admin key). */
+  metrics?: PrometheusMetrics;
+  /** The live console under `/console` (default on; 503 with a hint when it is not built). */
+  console?: boolean | { assetsDir?: string };
+  /** Live calls reported by voice processes (`POST /calls/events`), pushed on the WebSocket. */
+  calls?: CallBoardOptions;
 }
 
 /** A built API: the Fastify app plus lifecycle. */
@@ -132,7 +148,21 @@ export async function createDelegationsApi(
     fail(reply, 404, 'not_found', `No route ${request.method} ${request.url.split('?')[0]}.`),
   );
 
+  if (options.requestLog !== false) {
+    registerRequestLog(app, {
+      callerOf: (request) => {
+        const who = identities.get(request);
+        return who === undefined ? undefined : who.admin ? `admin:${who.name}` : who.agent;
+      },
+      ...(typeof options.requestLog === 'object' ? options.requestLog : {}),
+    });
+  }
+  if (options.metrics) {
+    registerMetrics(app, { metrics: options.metrics, identityOf: (r) => identities.get(r) });
+  }
+
   app.addHook('onRequest', async (request, reply) => {
+    if (isPublicRoute(request)) return;
     // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead.
     const query = request.query as Record<string, unknown> | undefined;
     const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
@@ -169,6 +199,26 @@ export async function createDelegationsApi(
     hub.add(socket, identityOf(request));
   });
 
+  registerHealth(app, {
+    clock,
+    probes: options.health?.probes ?? {
+      store: () => options.store.get('__taskline_health__'),
+      bus: () => options.bus.ping?.() ?? Promise.resolve(),
+    },
+    ...(options.health?.timeoutMs !== undefined ? { timeoutMs: options.health.timeoutMs } : {}),
+  });
+  if (options.console !== false) {
+    registerConsole(
+      app,
+      typeof options.console === 'object' ? options.console.assetsDir : undefined,
+    );
+  }
+  const board = new CallBoard((message, visible) => hub.broadcast(message, visible), {
+    clock,
+    ...options.calls,
+  });
+  registerCallRoutes(app, board, identityOf);
+
   let publisher: OutboxPublisher | undefined;
   const waitMs = options.publishBeforeAnswerMs ?? 250;
   const published = async (): Promise<void> => {
@@ -204,6 +254,7 @@ export async function createDelegationsApi(
       return address;
     },
     async close() {
+      board.close();
       await hub.close();
       await app.close();
       await publisher?.close();

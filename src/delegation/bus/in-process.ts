@@ -75,6 +75,11 @@ export class InProcessDelegationBus implements DelegationBus {
     if (this.closed) throw new TasklineError('invalid_state', 'This delegation bus is closed.');
   }
 
+  /** Answers at once while the bus is open (health checks). */
+  async ping(): Promise<void> {
+    this.assertOpen();
+  }
+
   async publish(event: DelegationEvent): Promise<PublishAck> {
     this.assertOpen();
     const key = eventKey(event);

@@ -7,6 +7,7 @@ import type {
 import type { NatsConnection, Subscription } from '@nats-io/transport-node';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
+import { recordTraceHeaders, type TraceCarrier } from '../../observability/propagation.js';
 import { contractMessageOf, contractSubject } from './contract.js';
 import { RecentKeys, Slots } from './dedupe.js';
 import {
@@ -247,18 +248,27 @@ export class NatsDelegationBus implements DelegationBus {
   async publish(event: DelegationEvent): Promise<PublishAck> {
     this.assertOpen();
     const key = eventKey(event);
+    const trace = recordTraceHeaders(event.record.sub_task_data);
     const ack = await this.js.publish(
       this.subject(event.to, channelOf(event.event), event.event),
       JSON.stringify(event),
-      { msgID: key },
+      { msgID: key, ...(trace ? { headers: this.traceHeaders(trace) } : {}) },
     );
-    this.publishContract(event, key);
+    this.publishContract(event, key, trace);
     return { duplicate: ack.duplicate };
   }
 
   private readonly unroutable = new RecentKeys(1_000);
 
-  private publishContract(event: DelegationEvent, key: string): void {
+  /** W3C trace context headers (`traceparent`, `tracestate`) for a message. */
+  private traceHeaders(trace: TraceCarrier) {
+    const headers = this.core.headers();
+    headers.set('traceparent', trace.traceparent);
+    if (trace.tracestate) headers.set('tracestate', trace.tracestate);
+    return headers;
+  }
+
+  private publishContract(event: DelegationEvent, key: string, trace?: TraceCarrier): void {
     if (this.contractPrefix === undefined) return;
     const message = contractMessageOf(event);
     if (!message) return;
@@ -271,7 +281,7 @@ export class NatsDelegationBus implements DelegationBus {
       }
       return;
     }
-    const headers = this.core.headers();
+    const headers = trace ? this.traceHeaders(trace) : this.core.headers();
     headers.set('Nats-Msg-Id', key);
     this.nc.publish(subject, JSON.stringify(message.event), { headers });
   }
@@ -460,6 +470,14 @@ export class NatsDelegationBus implements DelegationBus {
     this.closers.add(close);
     await this.nc.flush();
     return { close };
+  }
+
+  /** Round trip to the NATS server (health checks); rejects when the connection is closed. */
+  async ping(): Promise<void> {
+    if (this.closed || this.nc.isClosed()) {
+      throw new TasklineError('invalid_state', 'The NATS connection is closed.');
+    }
+    await this.nc.flush();
   }
 
   /** Deletes this bus's streams and every event in them (tests and benches clean up with it). */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import { withTraceContext } from '../../observability/propagation.js';
 import {
   type DelegationRecord,
   type DelegationStore,
@@ -187,7 +188,7 @@ export async function createDelegationSender(
         sender_subject_id: agentId,
         target_subject_id: input.target,
         status,
-        sub_task_data: input.sub_task_data ?? {},
+        sub_task_data: withTraceContext(input.sub_task_data ?? {}),
       });
     },
     awaitResult(delegationId, opts = {}) {

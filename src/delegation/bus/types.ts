@@ -60,5 +60,7 @@ export interface DelegationBus {
   ): Promise<BusSubscription>;
   signal(to: string, message: SelectionMessage): Promise<void>;
   onSignal(agentId: string, handler: (message: SelectionMessage) => void): Promise<BusSubscription>;
+  /** Resolves when the bus's server answers (health checks); rejects when it is closed or down. */
+  ping?(): Promise<void>;
   close(): Promise<void>;
 }

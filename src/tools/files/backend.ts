@@ -44,6 +44,20 @@ export interface GrepMatch {
   text: string;
 }
 
+/**
+ * A line a regex grep did not search because it is longer than the regex may scan in one go
+ * (see `GrepRegex.maxLineChars`): it might hold a match, so the caller says so.
+ */
+export interface SkippedLine {
+  path: string;
+  /** 1-based line number. */
+  line: number;
+  /** Length of the line, in UTF-16 code units. */
+  chars: number;
+  /** The longest line this regex searches. */
+  maxChars: number;
+}
+
 /** Options for {@link FileBackend.grep}. */
 export interface GrepOptions {
   /** Directory (virtual path) to search under; "/" by default. */
@@ -55,6 +69,8 @@ export interface GrepOptions {
   /** Stop after this many matches in total. */
   maxCount?: number;
   signal?: AbortSignal;
+  /** Told of every line a regex search skipped as too long (it might have matched). */
+  onSkippedLine?: (skipped: SkippedLine) => void;
 }
 
 /**

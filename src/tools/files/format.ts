@@ -1,4 +1,4 @@
-import type { FileInfo, GrepMatch } from './backend.js';
+import type { FileInfo, GrepMatch, SkippedLine } from './backend.js';
 
 /** Default number of lines `read_file` returns. */
 export const DEFAULT_READ_LIMIT = 200;
@@ -98,6 +98,46 @@ export function formatGrep(
   for (const m of matches) counts.set(m.path, (counts.get(m.path) ?? 0) + 1);
   if (mode === 'count') return [...counts].map(([p, n]) => `${p}:${n}`).join('\n');
   return [...counts.keys()].join('\n');
+}
+
+/** Lines a regex grep skipped as too long: how many, and the first few. */
+export interface SkippedLines {
+  count: number;
+  first: SkippedLine[];
+}
+
+/** Collects skipped lines for {@link skippedNote}, keeping only the first few (by path, line). */
+export function collectSkipped(): SkippedLines & { add(line: SkippedLine): void } {
+  const out = {
+    count: 0,
+    first: [] as SkippedLine[],
+    add(line: SkippedLine) {
+      // Keep the first three in path then line order, whatever order backends report them in.
+      out.count++;
+      out.first.push(line);
+      out.first.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : a.line - b.line));
+      if (out.first.length > 3) out.first.pop();
+    },
+  };
+  return out;
+}
+
+/**
+ * The note grep appends when a regex skipped lines too long to scan in one go: they might
+ * match, so the model is told which, and how to search them instead. '' when none.
+ */
+export function skippedNote(skipped: SkippedLines): string {
+  const first = skipped.first[0];
+  if (!first) return '';
+  const where = skipped.first.map((s) => `${s.path}:${s.line}`).join(', ');
+  const more =
+    skipped.count > skipped.first.length ? ` and ${skipped.count - skipped.first.length} more` : '';
+  const lines = skipped.count === 1 ? '1 line was' : `${skipped.count} lines were`;
+  return (
+    `\n(${lines} not searched: longer than the ${first.maxChars} characters this regex scans ` +
+    `per line (${where}${more}), so they may also match; search them with a literal pattern ` +
+    'or a simpler regex)'
+  );
 }
 
 /**

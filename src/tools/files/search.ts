@@ -1,14 +1,11 @@
-import { FileError, type GrepMatch } from './backend.js';
-import { compileRegex, type RegexMatcher } from './regex.js';
+import { FileError, type GrepMatch, type SkippedLine } from './backend.js';
+import { compileGrepRegex, type GrepRegex } from './grep-regex.js';
 
 /** Longest literal grep pattern accepted, in characters. */
 export const MAX_LITERAL_PATTERN_LENGTH = 1000;
 
 /** A match's `text` is cut to this many characters, so a minified file cannot flood memory. */
 export const MAX_MATCH_TEXT_CHARS = 2000;
-
-/** Regex work (matcher steps) done between two looks at the abort signal and the clock. */
-const REGEX_SLICE_STEPS = 200_000;
 
 function invalid(message: string): FileError {
   return new FileError('invalid_pattern', message);
@@ -30,11 +27,18 @@ export function abortError(signal: AbortSignal): FileError {
  */
 export class SearchBudget {
   readonly #signal: AbortSignal | undefined;
+  readonly #onSkippedLine: ((skipped: SkippedLine) => void) | undefined;
   #lastYield = performance.now();
   #steps = 0;
 
-  constructor(signal?: AbortSignal) {
+  constructor(signal?: AbortSignal, onSkippedLine?: (skipped: SkippedLine) => void) {
     this.#signal = signal;
+    this.#onSkippedLine = onSkippedLine;
+  }
+
+  /** Reports a line the regex did not search because it is too long (it might match). */
+  skipped(line: SkippedLine): void {
+    this.#onSkippedLine?.(line);
   }
 
   /** Throws (a FileError) when the search has been aborted. */
@@ -226,73 +230,30 @@ function* candidateLines(
 }
 
 /**
- * Like {@link candidateLines} for a pattern that requires no fixed text but can only begin with
- * certain characters: yields, for each line holding one, the range from the first such
- * character to the line's end (a scan from there answers for the whole line).
- */
-function* startLines(
-  text: string,
-  matcher: RegexMatcher,
-): Generator<[start: number, end: number, line: number]> {
-  let line = 1;
-  let counted = 0;
-  let pos = 0;
-  for (;;) {
-    const idx = matcher.nextStart(text, pos);
-    if (idx < 0) return;
-    const lineStart = idx === 0 ? 0 : text.lastIndexOf('\n', idx - 1) + 1;
-    for (
-      let j = text.indexOf('\n', counted);
-      j !== -1 && j < lineStart;
-      j = text.indexOf('\n', j + 1)
-    ) {
-      line++;
-    }
-    counted = lineStart;
-    const nl = text.indexOf('\n', idx);
-    yield [idx, nl < 0 ? text.length : nl, line];
-    if (nl < 0) return;
-    pos = nl + 1;
-  }
-}
-
-/**
- * Matching lines of `text` for a compiled regex, run line by line on the linear-time engine
- * (whole lines, no length cap: the work is at most about `text length x 2 x program size`
- * steps), skipping lines without the text the pattern requires. Between slices of work it
- * looks at the budget, so an abort or a time limit stops even one huge line.
+ * Matching lines of `text` for a compiled regex, one line per re2js call, skipping lines
+ * without the text the pattern requires. A line is one uninterrupted unit of work, so lines
+ * longer than the regex's `maxLineChars` are not searched (reported to the budget, since they
+ * might match); between lines the budget is consulted, so an abort or time limit stops a scan.
  */
 async function searchRegex(
-  matcher: RegexMatcher,
+  regex: GrepRegex,
   path: string,
   text: string,
   limit: number,
   budget: SearchBudget,
 ): Promise<GrepMatch[]> {
   const out: GrepMatch[] = [];
-  const lead = leadGroup(text, matcher.required);
+  const lead = leadGroup(text, regex.required);
   if (lead === undefined) return out;
-  let pauseAt = matcher.steps + REGEX_SLICE_STEPS;
-  const lines =
-    lead === null && matcher.canSkip ? startLines(text, matcher) : candidateLines(text, lead);
-  for (const [start, end, line] of lines) {
+  for (const [start, end, line] of candidateLines(text, lead)) {
     if (out.length >= limit) break;
     const bodyEnd = end > start && text.charCodeAt(end - 1) === 13 ? end - 1 : end;
-    matcher.begin(text, start, bodyEnd);
-    let hit = matcher.advance(pauseAt);
-    while (hit === undefined) {
-      await budget.step(true);
-      pauseAt = matcher.steps + REGEX_SLICE_STEPS;
-      hit = matcher.advance(pauseAt);
+    if (bodyEnd - start > regex.maxLineChars) {
+      budget.skipped({ path, line, chars: bodyEnd - start, maxChars: regex.maxLineChars });
+    } else if (regex.test(text.slice(start, bodyEnd))) {
+      out.push({ path, line, text: cutLine(text.slice(start, end)) });
     }
-    if (hit) {
-      const lineStart = start === 0 ? 0 : text.lastIndexOf('\n', start - 1) + 1;
-      out.push({ path, line, text: cutLine(text.slice(lineStart, end)) });
-    }
-    if (matcher.steps >= pauseAt || budget.due()) {
-      await budget.step(true);
-      pauseAt = matcher.steps + REGEX_SLICE_STEPS;
-    }
+    if (budget.due()) await budget.step(true);
   }
   return out;
 }
@@ -300,7 +261,7 @@ async function searchRegex(
 /**
  * Validates a grep pattern and returns its searcher. Literal by default (a plain substring,
  * case-sensitive, within one line); with `regex: true` the pattern is compiled by
- * {@link compileRegex} and whole lines are matched on its linear-time engine. Every backend
+ * {@link compileGrepRegex} (re2js, linear time) and matched line by line. Every backend
  * searches through this, so all of them accept and refuse the same patterns.
  */
 export function compileSearcher(pattern: string, options: { regex?: boolean } = {}): TextSearcher {
@@ -308,20 +269,11 @@ export function compileSearcher(pattern: string, options: { regex?: boolean } = 
     throw invalid('the pattern is empty; give the text to search for');
   }
   if (options.regex) {
-    let idle: RegexMatcher | undefined = compileRegex(pattern);
+    const regex = compileGrepRegex(pattern);
     return {
       literal: undefined,
-      required: idle.required,
-      search: async (path, text, limit, budget) => {
-        // A matcher runs one scan at a time; a concurrent search gets its own copy.
-        const matcher = idle ?? compileRegex(pattern);
-        idle = undefined;
-        try {
-          return await searchRegex(matcher, path, text, limit, budget);
-        } finally {
-          idle = matcher;
-        }
-      },
+      required: regex.required,
+      search: (path, text, limit, budget) => searchRegex(regex, path, text, limit, budget),
     };
   }
   if (pattern.length > MAX_LITERAL_PATTERN_LENGTH) {

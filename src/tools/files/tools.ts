@@ -4,11 +4,13 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import { isTasklineError, TasklineError } from '../../core/errors.js';
 import { type FileBackend, FileError } from './backend.js';
 import {
+  collectSkipped,
   DEFAULT_MAX_LINE_CHARS,
   DEFAULT_READ_LIMIT,
   formatGrep,
   formatListing,
   formatReadPage,
+  skippedNote,
   splitLines,
 } from './format.js';
 import { compileGlob, splitGlob } from './glob.js';
@@ -355,6 +357,7 @@ export function createFileTools(options: FileToolsOptions) {
           if (abortSignal?.aborted) onAbort();
           abortSignal?.addEventListener('abort', onAbort, { once: true });
           let matches: Awaited<ReturnType<FileBackend['grep']>>;
+          const skipped = collectSkipped();
           try {
             matches = await backend.grep(pattern, {
               path: base,
@@ -362,6 +365,7 @@ export function createFileTools(options: FileToolsOptions) {
               regex: regex ?? false,
               maxCount: limit + 1,
               signal: controller.signal,
+              onSkippedLine: skipped.add,
             });
           } finally {
             timer.cancel();
@@ -369,15 +373,17 @@ export function createFileTools(options: FileToolsOptions) {
           }
           const truncated = matches.length > limit;
           if (truncated) matches = matches.slice(0, limit);
-          if (matches.length === 0)
-            return `(no matches for ${JSON.stringify(pattern)} under ${base})`;
+          const skipNote = skippedNote(skipped);
+          if (matches.length === 0) {
+            return `(no matches for ${JSON.stringify(pattern)} under ${base})${skipNote}`;
+          }
           let out = formatGrep(matches, output_mode ?? 'files_with_matches');
           if (truncated) {
             out +=
               `\n(stopped at ${limit} matching lines; narrow the search with path or glob` +
               (limit < grepCap ? ', or raise max_count)' : ')');
           }
-          return fitResult(out, toolCallId);
+          return fitResult(out + skipNote, toolCallId);
         }),
     }),
   };

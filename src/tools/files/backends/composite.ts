@@ -5,6 +5,7 @@ import {
   type FileInfo,
   type GrepMatch,
   type GrepOptions,
+  type SkippedLine,
 } from '../backend.js';
 import { compileGlob, createPathFilter, splitGlob } from '../glob.js';
 import { isWithin, normalizePath, ROOT, relativeTo } from '../paths.js';
@@ -160,7 +161,12 @@ export class CompositeBackend implements FileBackend {
    */
   async #collect<T extends { path: string }>(
     base: string,
-    fn: (backend: FileBackend, from: string, whole: boolean) => Promise<T[]>,
+    fn: (
+      backend: FileBackend,
+      from: string,
+      whole: boolean,
+      outer: (path: string) => string,
+    ) => Promise<T[]>,
   ): Promise<T[]> {
     const owner = this.#mountOf(base);
     const areas: Array<{ mount: Mount | undefined; from: string; whole: boolean }> = [
@@ -170,7 +176,9 @@ export class CompositeBackend implements FileBackend {
     const results = await Promise.all(
       areas.map(async ({ mount, from, whole }) => {
         try {
-          const items = await fn(mount?.backend ?? this.#default, from, whole);
+          const items = await fn(mount?.backend ?? this.#default, from, whole, (path) =>
+            outerPath(path, mount),
+          );
           return items
             .map((item) => ({ ...item, path: outerPath(item.path, mount) }))
             .filter((item) => this.#ownedBy(item.path, mount));
@@ -206,11 +214,25 @@ export class CompositeBackend implements FileBackend {
     // to the area searched from the base. Anything else is matched here on full paths.
     const passGlob = (whole: boolean) =>
       glob === undefined || glob === '' || !glob.includes('/') || (!whole && !glob.startsWith('/'));
-    const found = await this.#collect(base, (b, from, whole) =>
-      passGlob(whole)
-        ? b.grep(pattern, { ...options, path: from })
-        : b.grep(pattern, { ...options, path: from, glob: undefined, maxCount: undefined }),
-    );
+    const report = options.onSkippedLine;
+    const found = await this.#collect(base, (b, from, whole, outer) => {
+      // Skipped lines are reported under the full path, like hits, and only where hits would be.
+      const onSkippedLine =
+        report &&
+        ((s: SkippedLine) => {
+          const path = outer(s.path);
+          if (keep(path)) report({ ...s, path });
+        });
+      return passGlob(whole)
+        ? b.grep(pattern, { ...options, path: from, onSkippedLine })
+        : b.grep(pattern, {
+            ...options,
+            path: from,
+            glob: undefined,
+            maxCount: undefined,
+            onSkippedLine,
+          });
+    });
     const hits = found.filter((h) => keep(h.path));
     hits.sort((a, b) => comparePaths(a.path, b.path) || a.line - b.line);
     return hits.slice(0, limit);

@@ -349,7 +349,7 @@ export class DiskBackend implements FileBackend {
     const limit = checkMaxCount(options.maxCount);
     const base = normalizePath(options.path ?? ROOT);
     const filter = createPathFilter(options.glob, base);
-    const budget = new SearchBudget(options.signal);
+    const budget = new SearchBudget(options.signal, options.onSkippedLine);
     budget.check();
     let host: string;
     try {

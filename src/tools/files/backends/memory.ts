@@ -187,7 +187,7 @@ export class MemoryBackend implements FileBackend {
     const limit = checkMaxCount(options.maxCount);
     const base = normalizePath(options.path ?? ROOT);
     const filter = createPathFilter(options.glob, base);
-    const budget = new SearchBudget(options.signal);
+    const budget = new SearchBudget(options.signal, options.onSkippedLine);
     budget.check();
     let paths: string[];
     if (this.#files.has(base)) paths = [base];

@@ -258,7 +258,7 @@ export abstract class StoreFileBackend implements FileBackend {
     const limit = checkMaxCount(options.maxCount);
     const root = normalizePath(options.path ?? '/');
     const keep = createPathFilter(options.glob, root);
-    const budget = new SearchBudget(options.signal);
+    const budget = new SearchBudget(options.signal, options.onSkippedLine);
     budget.check();
     const out: GrepMatch[] = [];
     const file = root === '/' ? undefined : await this.getFile(root);
