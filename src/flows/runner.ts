@@ -11,13 +11,7 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
-import {
-  inFlowSpan,
-  recordStep,
-  traceCheckpoint,
-  traceFlow,
-  traceStep,
-} from '../observability/flows.js';
+import { inFlowSpan, recordStep, traceFlow, traceStep } from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
