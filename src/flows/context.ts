@@ -1,5 +1,5 @@
 import { llm } from '@livekit/agents';
-import type { FlowDefinition } from './definition.js';
+import { type FlowDefinition, stepById } from './definition.js';
 import type { StepEntry } from './graph.js';
 import type { ContextPolicy } from './types.js';
 
@@ -16,7 +16,7 @@ export function answerSummary(
   for (const id of path) {
     const entry = entries[id];
     if (!entry) continue;
-    const step = def.steps.find((s) => s.id === id);
+    const step = stepById(def, id);
     const name = step?.label ? `${id} (${step.label})` : id;
     if (entry.skipped) lines.push(`- ${name}: skipped`);
     else if (entry.value !== undefined) lines.push(`- ${name}: ${JSON.stringify(entry.value)}`);
@@ -30,19 +30,21 @@ export async function stepContext(
   policy: ContextPolicy,
   info: {
     answers: Readonly<Record<string, unknown>>;
-    history: llm.ChatContext;
+    /** The flow's history so far (copied only for the policies that read it). */
+    history: () => llm.ChatContext;
     summary: string;
     model: () => llm.LLM | undefined;
   },
 ): Promise<llm.ChatContext> {
   if (typeof policy === 'function') {
-    return policy({ answers: info.answers, history: info.history, summary: info.summary });
+    return policy({ answers: info.answers, history: info.history(), summary: info.summary });
   }
-  if (policy === 'full') return info.history.copy();
+  if (policy === 'full') return info.history();
   if (policy === 'model-summary') {
     const model = info.model();
-    const hasTurns = info.history.items.some((i) => i.type === 'message' && i.role !== 'system');
-    if (model && hasTurns) return info.history.copy()._summarize(model, { keepLastTurns: 0 });
+    const history = info.history();
+    const hasTurns = history.items.some((i) => i.type === 'message' && i.role !== 'system');
+    if (model && hasTurns) return history._summarize(model, { keepLastTurns: 0 });
   }
   const ctx = llm.ChatContext.empty();
   if (info.summary) ctx.addMessage({ role: 'system', content: info.summary });

@@ -134,3 +134,13 @@ export function resolveNext(
   }
   return to;
 }
+
+/** The answers so far as values (skipped steps left out). */
+export function valuesOf(entries: Record<string, StepEntry>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const id in entries) {
+    const entry = entries[id]!;
+    if (!entry.skipped && entry.value !== undefined) out[id] = entry.value;
+  }
+  return out;
+}

@@ -1,5 +1,14 @@
+import type { FailedOutcome, Outcome } from '../outcome.js';
+import type { CheckpointIO } from './checkpoint-io.js';
 import type { FlowState } from './checkpoints/types.js';
-import type { FlowReport } from './types.js';
+import { valuesOf } from './graph.js';
+import {
+  END,
+  type FlowIncomplete,
+  type FlowReport,
+  type FlowResult,
+  type FlowStatus,
+} from './types.js';
 
 /**
  * The per-call report (JSON-serializable): every step run across the call's sessions with
@@ -26,5 +35,81 @@ export function buildReport(state: FlowState): FlowReport {
     resumes: state.resumes,
     backSteps: state.backSteps,
     totals,
+  };
+}
+
+/** The result of a flow that ran to its end: the typed answers and the report. */
+export function completedResult<R>(state: FlowState): FlowResult<R> {
+  const value = valuesOf(state.entries) as R;
+  return { status: 'completed', value, answers: { ...value }, report: buildReport(state) };
+}
+
+/** The result of a flow that stopped early: the answers so far, why, and where. */
+export function incompleteResult<R>(
+  state: FlowState,
+  status: Exclude<FlowStatus, 'completed'>,
+  reason: string,
+  step?: string,
+  outcome?: FailedOutcome,
+): FlowIncomplete<R> {
+  return {
+    status,
+    answers: valuesOf(state.entries) as Partial<R>,
+    reason,
+    report: buildReport({ ...state, status }),
+    ...(step ? { step } : {}),
+    ...(outcome ? { outcome } : {}),
+  };
+}
+
+/**
+ * The result of a flow that cannot go on: the store failed (`failed`, with its `error`), or
+ * another session advanced the call (`conflict`).
+ */
+export function lostResult<R>(state: FlowState, io: CheckpointIO | undefined): FlowResult<R> {
+  const error = io?.errorInfo();
+  if (error) {
+    const position = state.position;
+    return {
+      ...incompleteResult<R>(
+        state,
+        'failed',
+        `the checkpoint store failed: ${error.message}`,
+        position === END ? undefined : position,
+      ),
+      error,
+    };
+  }
+  return incompleteResult<R>(
+    state,
+    'conflict',
+    io?.conflict?.message ?? 'another session advanced this call',
+  );
+}
+
+/** What one step run left: its outcome, the counters behind it, and a go-back, if any. */
+export interface StepRun {
+  outcome: Outcome<unknown>;
+  counters: { noInput: number; noMatch: number; invalid: number };
+  /** Set when the caller went back to another step. */
+  jump?: string;
+}
+
+/** A nested flow's result as the outer flow's step outcome (its counters summed). */
+export function nestedStepRun(name: string, result: FlowResult<unknown>): StepRun {
+  const t = result.report.totals;
+  const counters = { noInput: t.noInput, noMatch: t.noMatch, invalid: t.invalid };
+  if (result.status === 'completed') {
+    return { outcome: { status: 'ok', value: result.value, attempts: 1 }, counters };
+  }
+  const status =
+    result.status === 'hangup' || result.status === 'transferred'
+      ? result.status
+      : result.status === 'cancelled' || result.status === 'conflict'
+        ? 'cancelled'
+        : (result.outcome?.status ?? 'maxRetries');
+  return {
+    outcome: { status, attempts: t.attempts, reason: `${name}: ${result.reason}` },
+    counters,
   };
 }

@@ -1,34 +1,41 @@
 /**
- * The flow runner. Over 500 lines on purpose: one AgentTask whose loop, checkpoints, go-back
- * and ending share the same run state (position, answers, version), so they read best
- * together. What has a job of its own lives beside it: checkpoint-io.ts (bounded store
- * calls), ending.ts (how the call ends), context.ts (each step's context), graph.ts (next).
+ * The flow runner: one AgentTask that runs a flow's steps in turn (run → execute → loop →
+ * runStep). What has a job of its own lives beside it: navigation.ts (go back, fast-forward,
+ * restored answers), checkpointing.ts (claiming the call, versioned writes), report.ts (the
+ * result and the per-call report), ending.ts (how the call ends), context.ts (each step's
+ * context), graph.ts (where an answer leads). A little over 500 lines with its tracing hooks:
+ * the loop and its step records share the run state and read best in one class.
  */
-import { randomUUID } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
-import { z } from 'zod/v4';
 import { type CallContext, callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
-import {
-  inFlowSpan,
-  recordStep,
-  traceCheckpoint,
-  traceFlow,
-  traceStep,
-} from '../observability/flows.js';
+import { inFlowSpan, recordStep, traceFlow, traceStep } from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
-import { CheckpointIO } from './checkpoint-io.js';
-import type { CheckpointKey, CheckpointStore, FlowState } from './checkpoints/types.js';
+import { type CheckpointInfo, FlowCheckpoints, freshState } from './checkpointing.js';
+import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
-import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
+import { type FlowDefinition, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
-import { resolveNext, type StepEntry } from './graph.js';
-import { buildReport } from './report.js';
+import { resolveNext, type StepEntry, valuesOf } from './graph.js';
+import { fastForward, GO_BACK_TOOL, goBackTool, prune, restoreState } from './navigation.js';
+import {
+  completedResult,
+  incompleteResult,
+  lostResult,
+  nestedStepRun,
+  type StepRun,
+} from './report.js';
+import {
+  defaultResumeLine,
+  type FlowEvents,
+  type FlowRunOptions,
+  type ResumeInfo,
+} from './run-options.js';
 import {
   END,
   type FlowIncomplete,
@@ -38,83 +45,10 @@ import {
   type StepResultKind,
 } from './types.js';
 
-/** What the default resume line and a custom one are told. */
-export interface ResumeInfo {
-  flow: string;
-  callId: string;
-  /** The step the call continues at. */
-  step: string;
-  /** That step's label, if it has one. */
-  label?: string;
-  /** Steps already answered (or skipped). */
-  answered: number;
-}
-
-/** Emitted after every checkpoint write. */
-export interface CheckpointInfo {
-  flow: string;
-  callId: string;
-  version: number;
-  status: FlowStatus | 'running';
-  /** The next step to run (`'end'` once finished). */
-  position: string;
-  /** The step whose result the write recorded, if any. */
-  step?: string;
-}
-
-/** Events of a running flow; subscribe with {@link FlowTask.on} or the run options. */
-export interface FlowEvents {
-  step_started: [{ step: string; visit: number }];
-  step_completed: [StepRecord];
-  checkpoint: [CheckpointInfo];
-  resumed: [ResumeInfo];
-}
-
-/** Options for one run of a flow (`flow.create(options)` / `flow.run(options)`). */
-export interface FlowRunOptions {
-  /** Where to checkpoint after every step; without one nothing survives the session. */
-  checkpoints?: CheckpointStore;
-  /** The call to checkpoint under. Default `callOf(session).callId`. */
-  callId?: string;
-  /** Checkpoint key of the flow run (default the flow's name). */
-  checkpointKey?: string;
-  /** Chat history the flow starts from (for `'full'` and `'model-summary'` contexts). */
-  chatCtx?: llm.ChatContext;
-  /** What to say when a call resumes (no model); `false` says nothing. */
-  resumeLine?: false | ((info: ResumeInfo) => string);
-  /** A checkpoint that already completed: return its result (default) or start over. */
-  ifCompleted?: 'return' | 'restart';
-  /** Called after each step, once its checkpoint is written. */
-  onStepCompleted?: (record: StepRecord) => void;
-  /** Called after each checkpoint write. */
-  onCheckpoint?: (info: CheckpointInfo) => void;
-  /**
-   * How the call ends once the flow does: a goodbye chosen by the result, then the bot ends
-   * the call (see {@link FlowEnding}). Without it the flow just returns and the agent decides,
-   * except after losing a checkpoint race (`conflict`): this session no longer owns the call,
-   * so it says so and ends the call.
-   */
-  onEnd?: FlowEnding;
-  /**
-   * Longest wait for one checkpoint read or write, on the call's clock (default 10,000 ms).
-   * A store that fails or stays silent ends the flow as `failed` with the answers so far and
-   * the store's `error`; nothing is retried behind the caller's back.
-   */
-  checkpointTimeoutMs?: number;
-}
+export type { CheckpointInfo, FlowEvents, FlowRunOptions, ResumeInfo };
+export { defaultResumeLine, GO_BACK_TOOL };
 
 const ENDS_FLOW = new Set(['hangup', 'cancelled', 'transferred']);
-const DEFAULT_MAX_BACK_STEPS = 3;
-
-/** The go-back tool's name, as models (and scripts) call it. */
-export const GO_BACK_TOOL = 'go_back';
-
-/** The default resume line: where the caller was, in words. */
-export function defaultResumeLine(info: ResumeInfo): string {
-  return info.label
-    ? `Welcome back. We'll pick up where we left off: ${info.label}.`
-    : `Welcome back. We'll pick up where we left off, at question ${info.answered + 1}.`;
-}
 
 /**
  * Runs a flow as an upstream AgentTask (as TaskGroup does), so it can be awaited from a
@@ -128,15 +62,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private readonly options: FlowRunOptions;
   private readonly emitter = new EventEmitter<FlowEvents>();
   private state: FlowState | undefined;
-  private key: CheckpointKey | undefined;
-  private version = 0;
+  private checkpoints: FlowCheckpoints | undefined;
   private current: voice.AgentTask<Outcome<unknown>> | undefined;
   private jump: { to: string } | undefined;
   private call: CallContext | undefined;
   /** Kept from `onEnter`: `this.session` throws once the flow's activity has closed. */
   private agentSession: voice.AgentSession | undefined;
   private ownError: unknown;
-  private io: CheckpointIO | undefined;
   private working: (() => void) | undefined;
   private runCalled = false;
   /** Another agent took the session over (`session.updateAgent`) while the flow ran. */
@@ -187,7 +119,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     this.runCalled = true;
     return traceFlow(
       this,
-      () => this.key?.callId,
+      () => this.checkpoints?.key.callId,
       () => this.runOnce(),
     );
   }
@@ -270,17 +202,28 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       flow: this.options.checkpointKey ?? def.name,
       callId: this.options.callId ?? call.callId,
     };
-    this.key = key;
-    this.io = new CheckpointIO(
+    const checkpoints = new FlowCheckpoints(
       this.options.checkpoints,
       key,
       call.clock,
       this.options.checkpointTimeoutMs,
+      (info) => {
+        this.emitter.emit('checkpoint', info);
+        this.options.onCheckpoint?.(info);
+      },
     );
-    const claimed = await this.claim(key, call.clock.now());
+    this.checkpoints = checkpoints;
+    const now = call.clock.now();
+    // Something to report from, should the store fail before anything is loaded.
+    this.state = freshState(def, key, now);
+    const { claim: claimed, state } = await checkpoints.claim(this.state, {
+      fresh: () => freshState(def, key, now),
+      restore: (saved) => restoreState(def, saved),
+      ifCompleted: this.options.ifCompleted,
+    });
+    this.state = state;
     if (claimed === 'lost') return this.lost();
     if (claimed === 'completed') return this.completed();
-    const state = this.state!;
     let greet: (() => Promise<void>) | undefined;
     if (claimed === 'resumed' && state.position !== END) {
       const step = stepById(def, state.position);
@@ -302,88 +245,6 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       }
     }
     return this.loop(greet);
-  }
-
-  /**
-   * Loads the call's checkpoint and claims it for this session with one versioned write.
-   * A claim that loses to a session which has since stopped (its final write landed
-   * between our read and our write) is retried; one that loses to a live session is lost.
-   */
-  private async claim(
-    key: CheckpointKey,
-    now: number,
-  ): Promise<'fresh' | 'resumed' | 'completed' | 'lost'> {
-    const io = this.io!;
-    // Something to report from, should the store fail before anything is loaded.
-    this.state = this.fresh(key, now);
-    for (let attempt = 0; ; attempt++) {
-      const loaded = await io.load();
-      if (io.failure) return 'lost';
-      if (loaded?.state.status === 'completed' && this.options.ifCompleted !== 'restart') {
-        this.state = loaded.state;
-        this.version = loaded.version;
-        return 'completed';
-      }
-      const resumed = loaded !== undefined && loaded.state.status !== 'completed';
-      this.version = loaded?.version ?? 0;
-      const state = resumed ? this.restore(loaded.state) : this.fresh(key, now);
-      state.owner = `${process.pid}:${randomUUID()}`;
-      state.status = 'running';
-      delete state.reason;
-      delete state.step;
-      delete state.endedAt;
-      if (resumed) state.resumes += 1;
-      this.state = state;
-      if (await this.persist()) return resumed ? 'resumed' : 'fresh';
-      if (io.failure) return 'lost';
-      const current = await io.load();
-      if (io.failure || attempt >= 2 || !current || current.state.status === 'running') {
-        return 'lost';
-      }
-    }
-  }
-
-  private fresh(key: CheckpointKey, now: number): FlowState {
-    return {
-      flow: key.flow,
-      callId: key.callId,
-      status: 'running',
-      position: this.definition.steps[0]!.id,
-      entries: {},
-      path: [],
-      visits: {},
-      records: [],
-      backSteps: 0,
-      resumes: 0,
-      owner: '',
-      startedAt: now,
-    };
-  }
-
-  /** Re-checks restored answers against their schemas; a bad one is asked again. */
-  private restore(saved: FlowState): FlowState {
-    const state = structuredClone(saved);
-    for (const [id, entry] of Object.entries(state.entries)) {
-      const step = stepById(this.definition, id);
-      const schema = step?.runner.kind === 'task' ? step.runner.schema : undefined;
-      if (!step || (schema && !entry.skipped && !schema.safeParse(entry.value).success)) {
-        delete state.entries[id];
-      }
-    }
-    const kept = state.path.filter((id) => state.entries[id]);
-    if (kept.length !== state.path.length) {
-      // An answer no longer fits its step: continue at the first one that is missing.
-      const walk = this.walk(state.entries);
-      state.path = walk.path;
-      state.position = walk.position;
-    }
-    if (state.position !== END && !stepById(this.definition, state.position)) {
-      throw new TasklineError(
-        'invalid_state',
-        `Call "${state.callId}" was checkpointed at step "${state.position}", which flow "${this.definition.name}" no longer has: delete the checkpoint or restore the step.`,
-      );
-    }
-    return state;
   }
 
   private async loop(greet?: () => Promise<void>): Promise<FlowResult<R>> {
@@ -484,9 +345,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       state.entries[step.id] = entry;
       let next = resolveNext(def, step, entry, this.answers());
       if (state.revisit?.step === step.id) {
-        next = this.fastForward(next, state.revisit.returnTo);
+        next = fastForward(def, state, next, state.revisit.returnTo);
         delete state.revisit;
-        this.prune(next);
+        prune(def, state, next);
       } else if (!state.path.includes(step.id)) {
         state.path.push(step.id);
       }
@@ -515,7 +376,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     await task.updateChatCtx(
       await stepContext(step.context ?? this.definition.options.context ?? 'summary', {
         answers: this.answers(),
-        history: this.chatCtx.copy(),
+        history: () => this.chatCtx.copy(),
         summary: answerSummary(this.definition, state.path, state.entries),
         model: () => {
           const model = this.agentSession?.llm;
@@ -523,7 +384,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         },
       }),
     );
-    const goBack = this.goBackTool(step, task);
+    const goBack = goBackTool(this.definition, state, step, task, {
+      isCurrent: (t) => this.current === t,
+      jump: (to) => {
+        this.jump = { to };
+      },
+    });
     if (goBack) await task.updateTools([...task.toolCtx.tools, goBack]);
     this.current = task;
     this.jump = undefined;
@@ -558,9 +424,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     }
     const counters = task instanceof TypedTask ? task.counters : ZERO;
     if (!this.agentSession?._closing && !this.wasReplaced()) {
-      await this.updateChatCtx(
-        this.chatCtx.copy().merge(task.chatCtx.copy(), { excludeInstructions: true }),
-      );
+      // In place, as upstream's TaskGroup does (the runner never speaks, so its activity
+      // needs no fresh copy after every step); calls of the step's own tools are left out,
+      // as the runner's activity would leave them out.
+      this._chatCtx.merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
+        excludeInstructions: true,
+      });
     }
     return { outcome, counters, jump: this.takeJump() };
   }
@@ -570,8 +439,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       flow,
       {
         checkpoints: this.options.checkpoints,
-        callId: this.key!.callId,
-        checkpointKey: `${this.key!.flow}/${step.id}`,
+        callId: this.checkpoints!.key.callId,
+        checkpointKey: `${this.checkpoints!.key.flow}/${step.id}`,
         ifCompleted: 'restart',
         resumeLine: false,
         chatCtx: this.chatCtx.copy(),
@@ -579,106 +448,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       },
       true,
     );
-    const result = await inner.run();
-    const t = result.report.totals;
-    const counters = { noInput: t.noInput, noMatch: t.noMatch, invalid: t.invalid };
-    if (result.status === 'completed') {
-      return { outcome: { status: 'ok', value: result.value, attempts: 1 }, counters };
-    }
-    const status =
-      result.status === 'hangup' || result.status === 'transferred'
-        ? result.status
-        : result.status === 'cancelled' || result.status === 'conflict'
-          ? 'cancelled'
-          : (result.outcome?.status ?? 'maxRetries');
-    return {
-      outcome: { status, attempts: t.attempts, reason: `${flow.name}: ${result.reason}` },
-      counters,
-    };
-  }
-
-  /** The `go_back` tool for a step, when the caller has somewhere to go back to. */
-  private goBackTool(
-    step: StepDef,
-    task: voice.AgentTask<Outcome<unknown>>,
-  ): llm.ToolContextEntry | undefined {
-    const state = this.state!;
-    const max = this.definition.options.maxBackSteps ?? DEFAULT_MAX_BACK_STEPS;
-    if (!listens(step) || state.backSteps >= max) return undefined;
-    const targets = state.path.filter(
-      (id) => id !== step.id && stepById(this.definition, id)?.canRevisit,
-    );
-    if (targets.length === 0) return undefined;
-    const described = Object.fromEntries(
-      targets.map((id) => [id, stepById(this.definition, id)?.label ?? id]),
-    );
-    return llm.tool({
-      name: GO_BACK_TOOL,
-      description:
-        'Call this when the caller wants to change an answer they gave earlier. ' +
-        `Pass the id of the step to return to. Steps they can return to: ${JSON.stringify(described)}`,
-      flags: llm.ToolFlag.IGNORE_ON_ENTER,
-      parameters: z.object({
-        step: z.enum(targets as [string, ...string[]]).describe('The step to return to'),
-      }),
-      execute: async ({ step: target }: { step: string }) => {
-        if (this.current !== task || task.done) {
-          throw new llm.ToolError('This question is already finished; nothing to go back from.');
-        }
-        this.jump = { to: target };
-        // An outcome, not an Error: the caller's turn then ends normally (an Error would
-        // become the run's final output and reject it).
-        task.complete({ status: 'cancelled', attempts: 0, reason: `went back to ${target}` });
-      },
-    });
+    return nestedStepRun(flow.name, await inner.run());
   }
 
   private takeJump(): string | undefined {
     const to = this.jump?.to;
     this.jump = undefined;
     return to;
-  }
-
-  /** After a revisit: skip ahead over answers that still apply, up to where the caller was. */
-  private fastForward(from: string, stopAt: string | undefined): string {
-    const state = this.state!;
-    let cur = from;
-    const seen = new Set<string>();
-    while (cur !== END && cur !== stopAt && state.entries[cur] && !seen.has(cur)) {
-      seen.add(cur);
-      cur = resolveNext(
-        this.definition,
-        stepById(this.definition, cur)!,
-        state.entries[cur]!,
-        this.answers(),
-      );
-    }
-    return cur;
-  }
-
-  /** Drops answers the new path no longer passes through. */
-  private prune(position: string): void {
-    const state = this.state!;
-    const walk = this.walk(state.entries, position);
-    for (const id of Object.keys(state.entries)) {
-      if (!walk.path.includes(id)) delete state.entries[id];
-    }
-    state.path = walk.path;
-  }
-
-  /** The path the answers take from the first step, up to `until` or the first gap. */
-  private walk(
-    entries: Record<string, StepEntry>,
-    until?: string,
-  ): { path: string[]; position: string } {
-    const path: string[] = [];
-    let cur = this.definition.steps[0]!.id;
-    const answers = valuesOf(entries);
-    while (cur !== END && cur !== until && entries[cur] && !path.includes(cur)) {
-      path.push(cur);
-      cur = resolveNext(this.definition, stepById(this.definition, cur)!, entries[cur]!, answers);
-    }
-    return { path, position: cur };
   }
 
   private answers(): Record<string, unknown> {
@@ -694,28 +470,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return true;
   }
 
-  /**
-   * One versioned write; false when another session advanced the call first, or when the
-   * store failed (see {@link CheckpointIO}).
-   */
-  private async persist(step?: string): Promise<boolean> {
-    const io = this.io!;
-    const state = this.state!;
-    if (!io.enabled) return true;
-    const written = await traceCheckpoint(this.key!.flow, step, () => io.save(state, this.version));
-    if (written === undefined) return false;
-    this.version = written;
-    const info: CheckpointInfo = {
-      flow: this.key!.flow,
-      callId: this.key!.callId,
-      version: this.version,
-      status: state.status,
-      position: state.position,
-      ...(step ? { step } : {}),
-    };
-    this.emitter.emit('checkpoint', info);
-    this.options.onCheckpoint?.(info);
-    return true;
+  /** One versioned write of the state (see {@link FlowCheckpoints.persist}). */
+  private persist(step?: string): Promise<boolean> {
+    return this.checkpoints!.persist(this.state!, step);
   }
 
   private async stop(
@@ -739,28 +496,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
 
   /** The flow cannot go on: the store failed, or another session advanced the call. */
   private lost(): FlowResult<R> {
-    const error = this.io?.errorInfo();
-    if (error) {
-      const position = this.state!.position;
-      return {
-        ...this.incomplete(
-          'failed',
-          `the checkpoint store failed: ${error.message}`,
-          position === END ? undefined : position,
-        ),
-        error,
-      };
-    }
-    return this.incomplete(
-      'conflict',
-      this.io?.conflict?.message ?? 'another session advanced this call',
-    );
+    return lostResult<R>(this.state!, this.checkpoints?.io);
   }
 
   private completed(): FlowResult<R> {
-    const state = this.state!;
-    const value = this.answers() as R;
-    return { status: 'completed', value, answers: { ...value }, report: buildReport(state) };
+    return completedResult<R>(this.state!);
   }
 
   private incomplete(
@@ -769,32 +509,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     step?: string,
     outcome?: FailedOutcome,
   ): FlowIncomplete<R> {
-    const state = this.state!;
-    const report = buildReport({ ...state, status });
-    return {
-      status,
-      answers: this.answers() as Partial<R>,
-      reason,
-      report,
-      ...(step ? { step } : {}),
-      ...(outcome ? { outcome } : {}),
-    };
+    return incompleteResult<R>(this.state!, status, reason, step, outcome);
   }
-}
-
-interface StepRun {
-  outcome: Outcome<unknown>;
-  counters: { noInput: number; noMatch: number; invalid: number };
-  /** Set when the caller went back to another step. */
-  jump?: string;
 }
 
 const ZERO = { noInput: 0, noMatch: 0, invalid: 0 } as const;
-
-function valuesOf(entries: Record<string, StepEntry>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [id, entry] of Object.entries(entries)) {
-    if (!entry.skipped && entry.value !== undefined) out[id] = entry.value;
-  }
-  return out;
-}

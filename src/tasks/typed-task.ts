@@ -1,6 +1,8 @@
-// Over 500 lines on purpose: one upstream AgentTask whose overrides (llmNode, its tools, timers,
-// keypad) share one state machine. What replies to a read-back mean lives in ./confirm.ts, how
-// answers are read in ./parsers, and the run()/unwind shell in ./capture.ts.
+// Over 500 lines on purpose: one upstream AgentTask whose overrides (llmNode, its tools, the
+// read-back phases) share one state machine, which reads best in one place. What has a job of
+// its own lives beside it: ./typed-task-spec.ts (the spec, tools, counters, default wording),
+// ./caller-input.ts (keypad entry, no-input timer), ./confirm.ts (what replies to a read-back
+// mean), ./parsers (how answers are read) and ./capture.ts (the run()/unwind shell).
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { z } from 'zod/v4';
@@ -8,6 +10,7 @@ import { callOf, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
 import { countModelCallAvoided, traceReprompt } from '../observability/tasks.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
+import { KeypadCollector, NoInputTimer } from './caller-input.js';
 import {
   CaptureTask,
   capReached,
@@ -26,115 +29,27 @@ import {
   watchReply,
 } from './confirm.js';
 import { guardedModelReply } from './model-reply.js';
-import { refusal } from './parsers/refusal.js';
-import type { ParseResult } from './parsers/result.js';
 import {
-  type ConfirmPolicy,
-  pickReprompt,
-  type RetryPolicy,
-  resolveRetry,
-  resolveWatchdog,
-  type Watchdog,
-} from './policy.js';
+  defaultReadBack,
+  isTaskTool,
+  repromptLine,
+  stripToolErrorPrefix,
+  submitParameters,
+  TASK_TOOLS,
+  type TaskCounters,
+  type TaskSpec,
+  taskInstructions,
+  taskTools,
+} from './typed-task-spec.js';
 
-/** Names of the tools every typed task gives its model. */
-export const TASK_TOOLS = {
-  submit: 'submit',
-  declined: 'report_declined',
-  unclear: 'report_unclear',
-  confirm: 'confirm_answer',
-} as const;
+export type { KeypadEntry, ParseContext, TaskCounters, TaskSpec } from './typed-task-spec.js';
+export { TASK_TOOLS } from './typed-task-spec.js';
 
-/** What a deterministic parser is told besides the utterance. */
-export interface ParseContext {
-  /** The call's clock time (resolve "tomorrow" against this, never the wall clock). */
-  now: number;
-  modality: InputModality;
-}
-
-/** Everything a typed task is built from; see {@link defineTask}. */
-export interface TaskSpec<T> {
-  /** Short id, used as the agent id ("email", "pin"): scripts and reports key on it. */
-  name: string;
-  /** What the model should know about the capture. */
-  instructions: string;
-  /** The value's schema; the model's submit tool takes exactly this. */
-  schema: z.ZodType<T>;
-  /** Spoken verbatim when the task starts (no model call). Without it the model opens. */
-  prompt?: string;
-  /** Extra rule on a schema-valid value; return the problem in words, or undefined. */
-  validate?: (value: T) => string | undefined | Promise<string | undefined>;
-  /**
-   * Resolves answers without a model where it can (a digit string, "yes"). An approximate
-   * match ("about six") is read back before it is taken, whatever `confirm` says; a nomatch
-   * with `candidates` ("seven or eight") makes the task ask which.
-   */
-  parse?: (text: string, ctx: ParseContext) => ParseResult<T>;
-  /**
-   * Reads a partial correction of a value the caller just heard read back ("no, it's D O E",
-   * "the last four are 1 2 3 4") and returns the patched value; nomatch when the words are not
-   * a patch, invalid when they are but fit no single part (the caller is asked again).
-   */
-  correct?: (pending: T, text: string) => ParseResult<T>;
-  /**
-   * Canonicalises a submitted value (from the model or a parser), e.g. a phone number to
-   * E.164; an `invalid` result goes back as the reason, `nomatch` as "not understood".
-   */
-  normalize?: (value: T) => ParseResult<T>;
-  /**
-   * Treat a refusal as `declined` without a model call. Default true. An explicit refusal
-   * ("I'd rather not say", "no comment") declines at once; a soft one ("I'd rather not", "not
-   * interested") only when the parser does not read it as an answer (a yes/no task reads it
-   * as no).
-   */
-  detectRefusal?: boolean;
-  /**
-   * Also accept the answer on the keypad: keys are collected until `finishOnKey` (default
-   * '#'), `maxDigits`, `isComplete(keys)` or `interDigitTimeoutMs` of quiet, then handled
-   * exactly like a spoken answer (parsed without a model), with modality 'dtmf'.
-   */
-  keypad?: KeypadEntry;
-  /** Send what `parse` cannot resolve to the model (default true). False: count a no-match. */
-  modelFallback?: boolean;
-  /** When to read the value back before accepting it. Default 'never'. */
-  confirm?: ConfirmPolicy;
-  /** Speakable form of a value; `spelled` after the caller rejected a read-back. */
-  readBack?: (value: T, spelled: boolean) => string;
-  retry?: Partial<RetryPolicy<T>>;
-  watchdog?: Partial<Watchdog>;
-  /** Extra tools for the task's model. */
-  tools?: llm.ToolContextLike;
-  /** A model for this task only (the session's otherwise). */
-  llm?: llm.LLM;
-  /** Chat history the task starts from. */
-  chatCtx?: llm.ChatContext;
-}
-
-/** How keypad entry ends for a typed task (see {@link TaskSpec.keypad}). */
-export interface KeypadEntry {
-  /** Most keys one answer takes. */
-  maxDigits: number;
-  /** Ends the entry early (default '#'; '' for none). */
-  finishOnKey?: string;
-  /** Quiet after a key that ends the entry (default 3,000 ms on the call's clock). */
-  interDigitTimeoutMs?: number;
-  /** True when the keys so far are a whole answer (e.g. "7" on a 0-10 scale). */
-  isComplete?: (keys: string) => boolean;
-}
+import { refusal } from './parsers/refusal.js';
+import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from './policy.js';
 
 /** Asking the question, waiting on a read-back, or asking which of the caller's alternatives. */
 type Phase = 'asking' | 'confirming' | 'choosing';
-
-/** What a typed task has counted so far; flows and reports read it. */
-export interface TaskCounters {
-  noInput: number;
-  noMatch: number;
-  invalid: number;
-  /** Read-backs the caller rejected. */
-  rejected: number;
-  /** Caller turns inside the task. */
-  turns: number;
-}
 
 /**
  * An upstream AgentTask that captures one typed value and always resolves an
@@ -164,10 +79,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private readonly seen = new Set<string>();
   private readonly localCalls = new Set<string>();
   private localCallCounter = 0;
-  private activeSpeech = 0;
-  private noInputTimer: TimerHandle | undefined;
-  private keys = '';
-  private keyTimer: TimerHandle | undefined;
+  private noInput: NoInputTimer | undefined;
+  private keypad: KeypadCollector | undefined;
   private watchdogTimer: TimerHandle | undefined;
   private readonly cleanups: Array<() => void> = [];
 
@@ -175,7 +88,7 @@ export class TypedTask<T> extends CaptureTask<T> {
     const retry = resolveRetry(spec.retry);
     const watchdog = resolveWatchdog(spec.watchdog);
     const wrapsValue = !(spec.schema instanceof z.ZodObject);
-    const parameters = (wrapsValue ? z.object({ value: spec.schema }) : spec.schema) as z.ZodObject;
+    const parameters = submitParameters(spec.schema, wrapsValue);
     const guard = new ToolGuard();
     super(
       {
@@ -183,35 +96,15 @@ export class TypedTask<T> extends CaptureTask<T> {
         instructions: taskInstructions(spec),
         llm: spec.llm,
         chatCtx: spec.chatCtx,
-        tools: guard.wrap([
-          ...(llm.toToolContext(spec.tools)?.tools ?? []),
-          llm.tool({
-            name: TASK_TOOLS.submit,
-            description: `Submit the caller's answer (${spec.name}) once you have it.`,
-            parameters,
-            execute: async (args: Record<string, unknown>) => this.onSubmit(args),
+        tools: guard.wrap(
+          taskTools(spec, parameters, {
+            submit: (args) => this.onSubmit(args),
+            declined: (reason) =>
+              this.finish({ status: 'declined', attempts: this.failures() + 1, reason }),
+            unclear: (reason) => this.onUnclear(reason),
+            confirm: (correct) => this.onConfirm(correct),
           }),
-          llm.tool({
-            name: TASK_TOOLS.declined,
-            description: 'The caller refuses to give this answer.',
-            parameters: z.object({ reason: z.string().describe('What the caller said, briefly') }),
-            execute: async ({ reason }) => {
-              this.finish({ status: 'declined', attempts: this.failures() + 1, reason });
-            },
-          }),
-          llm.tool({
-            name: TASK_TOOLS.unclear,
-            description: "The caller's answer could not be understood.",
-            parameters: z.object({ reason: z.string().describe('What was unclear, briefly') }),
-            execute: async ({ reason }) => this.onUnclear(reason),
-          }),
-          llm.tool({
-            name: TASK_TOOLS.confirm,
-            description: 'After reading the answer back: did the caller say it is correct?',
-            parameters: z.object({ correct: z.boolean() }),
-            execute: async ({ correct }) => this.onConfirm(correct),
-          }),
-        ]),
+        ),
       },
       guard,
     );
@@ -246,9 +139,18 @@ export class TypedTask<T> extends CaptureTask<T> {
       }),
     );
     if (this.spec.keypad) {
-      const keypad = this.spec.keypad;
+      // The keys go down the model path as the caller's answer (the parser resolves them).
+      const keypad = new KeypadCollector(this.spec.keypad, call.clock, (keys) => {
+        if (this.finished) return;
+        call.noteInput('dtmf');
+        this.session.generateReply({ userInput: keys });
+      });
+      this.keypad = keypad;
       this.cleanups.push(call.on('dtmf', ({ digit }) => this.onKey(digit, keypad)));
     }
+    this.noInput = new NoInputTimer(call.clock, this.retry.noInputTimeoutMs, () =>
+      this.onNoInput(),
+    );
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
     session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
@@ -583,67 +485,27 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   protected override cleanup(): void {
     this.cancelNoInput();
-    this.keyTimer?.cancel();
-    this.keyTimer = undefined;
+    this.keypad?.cancel();
     this.watchdogTimer?.cancel();
     this.watchdogTimer = undefined;
     for (const off of this.cleanups.splice(0)) off();
   }
 
-  private onKey(digit: string, keypad: KeypadEntry): void {
+  private onKey(digit: string, keypad: KeypadCollector): void {
     if (this.finished || this.agentSession?.currentAgent !== this || !this.call) return;
     this.cancelNoInput();
-    this.keyTimer?.cancel();
-    this.keyTimer = undefined;
-    if (digit === (keypad.finishOnKey ?? '#')) {
-      this.flushKeys();
-      return;
-    }
-    this.keys += digit;
-    if (this.keys.length >= keypad.maxDigits || keypad.isComplete?.(this.keys)) {
-      this.flushKeys();
-      return;
-    }
-    this.keyTimer = this.call.clock.setTimer(keypad.interDigitTimeoutMs ?? 3_000, () =>
-      this.flushKeys(),
-    );
-  }
-
-  /** Hands the keys to the model path as the caller's answer (the parser resolves them). */
-  private flushKeys(): void {
-    this.keyTimer?.cancel();
-    this.keyTimer = undefined;
-    const keys = this.keys;
-    this.keys = '';
-    if (keys && !this.finished) {
-      this.call?.noteInput('dtmf');
-      this.session.generateReply({ userInput: keys });
-    }
+    keypad.press(digit);
   }
 
   private trackSpeech(handle: voice.SpeechHandle): void {
     // `done` too: a task completed from outside (a flow's go_back, TaskGroup's out_of_scope)
     // has no activity left to ask about.
     if (this.finished || this.done || this.agentSession?.currentAgent !== this) return;
-    this.activeSpeech += 1;
-    this.cancelNoInput();
-    handle.addDoneCallback(() => {
-      this.activeSpeech -= 1;
-      if (this.activeSpeech === 0) this.armNoInput();
-    });
-  }
-
-  private armNoInput(): void {
-    if (this.finished || this.noInputTimer || !this.call) return;
-    this.noInputTimer = this.call.clock.setTimer(this.retry.noInputTimeoutMs, () => {
-      this.noInputTimer = undefined;
-      this.onNoInput();
-    });
+    this.noInput?.speech(handle, () => !this.finished);
   }
 
   private cancelNoInput(): void {
-    this.noInputTimer?.cancel();
-    this.noInputTimer = undefined;
+    this.noInput?.cancel();
   }
 
   private onNoInput(): void {
@@ -694,13 +556,7 @@ export class TypedTask<T> extends CaptureTask<T> {
           ? this.counts.noMatch
           : this.counts.invalid;
     traceReprompt(this, kind, n);
-    const custom = pickReprompt(this.retry.prompts?.[kind], Math.max(1, n));
-    if (custom) return custom;
-    const prompt = this.spec.prompt ?? '';
-    if (kind === 'noInput')
-      return joinSpeech(n > 1 ? 'Are you still there?' : "Sorry, I didn't hear anything.", prompt);
-    if (kind === 'noMatch') return joinSpeech("Sorry, I didn't understand.", prompt);
-    return prompt || 'Please try again.';
+    return repromptLine(kind, n, this.retry, this.spec.prompt ?? '');
   }
 
   private readBack(value: T): string {
@@ -726,34 +582,4 @@ export class TypedTask<T> extends CaptureTask<T> {
 /** True when an utterance is a refusal to answer ("I'd rather not say", "not interested"). */
 export function isRefusal(text: string): boolean {
   return refusal(text) !== undefined;
-}
-
-function isTaskTool(name: string): boolean {
-  return Object.values(TASK_TOOLS).includes(name as (typeof TASK_TOOLS)[keyof typeof TASK_TOOLS]);
-}
-
-function taskInstructions<T>(spec: TaskSpec<T>): string {
-  return [
-    spec.instructions,
-    '',
-    `You are collecting one answer from the caller (${spec.name}). This is a phone call: keep every reply short.`,
-    `- When you have the answer, call ${TASK_TOOLS.submit}. If it is rejected, tell the caller what was wrong and ask again.`,
-    `- If the caller refuses to answer, call ${TASK_TOOLS.declined}.`,
-    `- If you cannot understand the answer, call ${TASK_TOOLS.unclear}.`,
-    `- After reading an answer back, call ${TASK_TOOLS.confirm} with whether the caller agreed.`,
-  ].join('\n');
-}
-
-function stripToolErrorPrefix(text: string): string {
-  return text.replace(/^(Error:|Invalid arguments for \w+:)\s*/i, '');
-}
-
-function defaultReadBack(value: unknown, spelled: boolean): string {
-  const text =
-    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
-      ? String(value)
-      : Object.values(value as Record<string, unknown>)
-          .filter((v) => v !== undefined && v !== null && v !== '')
-          .join(', ');
-  return spelled ? [...text].join(' ') : text;
 }

@@ -1,0 +1,155 @@
+/**
+ * Where a flow goes: the `go_back` tool a caller uses to change an earlier answer, the
+ * fast-forward over answers that still apply after such a revisit, pruning answers the new
+ * path no longer passes, and re-checking answers restored from a checkpoint. Pure functions of
+ * the flow's definition and state; the runner (./runner.ts) decides when to call them.
+ */
+import { llm, type voice } from '@livekit/agents';
+import { z } from 'zod/v4';
+import { TasklineError } from '../core/errors.js';
+import type { Outcome } from '../outcome.js';
+import type { FlowState } from './checkpoints/types.js';
+import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
+import { resolveNext, type StepEntry, valuesOf } from './graph.js';
+import { END } from './types.js';
+
+/** The go-back tool's name, as models (and scripts) call it. */
+export const GO_BACK_TOOL = 'go_back';
+
+/** Go-backs a call may make unless the flow says otherwise. */
+export const DEFAULT_MAX_BACK_STEPS = 3;
+
+/** What the go-back tool reports back to the runner. */
+export interface GoBackHooks {
+  /** True while `task` is still the step the caller is on. */
+  isCurrent(task: voice.AgentTask<Outcome<unknown>>): boolean;
+  /** The caller asked to return to `target`; the runner jumps there once the step ends. */
+  jump(target: string): void;
+}
+
+/** The `go_back` tool for a step, when the caller has somewhere to go back to. */
+export function goBackTool(
+  def: FlowDefinition,
+  state: FlowState,
+  step: StepDef,
+  task: voice.AgentTask<Outcome<unknown>>,
+  hooks: GoBackHooks,
+): llm.ToolContextEntry | undefined {
+  const max = def.options.maxBackSteps ?? DEFAULT_MAX_BACK_STEPS;
+  if (!listens(step) || state.backSteps >= max) return undefined;
+  const targets = state.path.filter((id) => id !== step.id && stepById(def, id)?.canRevisit);
+  if (targets.length === 0) return undefined;
+  const described = Object.fromEntries(targets.map((id) => [id, stepById(def, id)?.label ?? id]));
+  return llm.tool({
+    name: GO_BACK_TOOL,
+    description:
+      'Call this when the caller wants to change an answer they gave earlier. ' +
+      `Pass the id of the step to return to. Steps they can return to: ${JSON.stringify(described)}`,
+    flags: llm.ToolFlag.IGNORE_ON_ENTER,
+    parameters: goBackParameters(def, targets),
+    execute: async ({ step: target }: { step: string }) => {
+      if (!hooks.isCurrent(task) || task.done) {
+        throw new llm.ToolError('This question is already finished; nothing to go back from.');
+      }
+      hooks.jump(target);
+      // An outcome, not an Error: the caller's turn then ends normally (an Error would
+      // become the run's final output and reject it).
+      task.complete({ status: 'cancelled', attempts: 0, reason: `went back to ${target}` });
+    },
+  });
+}
+
+function goBackSchema(targets: string[]) {
+  return z.object({
+    step: z.enum(targets as [string, ...string[]]).describe('The step to return to'),
+  });
+}
+
+const goBackSchemas = new WeakMap<FlowDefinition, Map<string, ReturnType<typeof goBackSchema>>>();
+
+/**
+ * The go-back tool's parameters for a set of targets, built once per flow and set: a zod
+ * schema is costly to build and the same few sets recur on every call.
+ */
+function goBackParameters(def: FlowDefinition, targets: string[]): ReturnType<typeof goBackSchema> {
+  let byTargets = goBackSchemas.get(def);
+  if (!byTargets) {
+    byTargets = new Map();
+    goBackSchemas.set(def, byTargets);
+  }
+  const key = targets.join('\u0000');
+  let schema = byTargets.get(key);
+  if (!schema) {
+    schema = goBackSchema(targets);
+    byTargets.set(key, schema);
+  }
+  return schema;
+}
+
+/** After a revisit: skip ahead over answers that still apply, up to where the caller was. */
+export function fastForward(
+  def: FlowDefinition,
+  state: FlowState,
+  from: string,
+  stopAt: string | undefined,
+): string {
+  let cur = from;
+  const seen = new Set<string>();
+  const answers = valuesOf(state.entries);
+  while (cur !== END && cur !== stopAt && state.entries[cur] && !seen.has(cur)) {
+    seen.add(cur);
+    cur = resolveNext(def, stepById(def, cur)!, state.entries[cur]!, answers);
+  }
+  return cur;
+}
+
+/** Drops answers the new path no longer passes through. */
+export function prune(def: FlowDefinition, state: FlowState, position: string): void {
+  const walk = walkAnswers(def, state.entries, position);
+  for (const id of Object.keys(state.entries)) {
+    if (!walk.path.includes(id)) delete state.entries[id];
+  }
+  state.path = walk.path;
+}
+
+/** The path the answers take from the first step, up to `until` or the first gap. */
+export function walkAnswers(
+  def: FlowDefinition,
+  entries: Record<string, StepEntry>,
+  until?: string,
+): { path: string[]; position: string } {
+  const path: string[] = [];
+  let cur = def.steps[0]!.id;
+  const answers = valuesOf(entries);
+  while (cur !== END && cur !== until && entries[cur] && !path.includes(cur)) {
+    path.push(cur);
+    cur = resolveNext(def, stepById(def, cur)!, entries[cur]!, answers);
+  }
+  return { path, position: cur };
+}
+
+/** A checkpointed state, its answers re-checked against their schemas; a bad one is asked again. */
+export function restoreState(def: FlowDefinition, saved: FlowState): FlowState {
+  const state = structuredClone(saved);
+  for (const [id, entry] of Object.entries(state.entries)) {
+    const step = stepById(def, id);
+    const schema = step?.runner.kind === 'task' ? step.runner.schema : undefined;
+    if (!step || (schema && !entry.skipped && !schema.safeParse(entry.value).success)) {
+      delete state.entries[id];
+    }
+  }
+  const kept = state.path.filter((id) => state.entries[id]);
+  if (kept.length !== state.path.length) {
+    // An answer no longer fits its step: continue at the first one that is missing.
+    const walk = walkAnswers(def, state.entries);
+    state.path = walk.path;
+    state.position = walk.position;
+  }
+  if (state.position !== END && !stepById(def, state.position)) {
+    throw new TasklineError(
+      'invalid_state',
+      `Call "${state.callId}" was checkpointed at step "${state.position}", which flow "${def.name}" no longer has: delete the checkpoint or restore the step.`,
+    );
+  }
+  return state;
+}

@@ -1,0 +1,69 @@
+/**
+ * What a flow run is given and what it tells: its options, its events, and the line a
+ * resumed call hears. The runner itself is ./runner.ts.
+ */
+import type { llm } from '@livekit/agents';
+import type { CheckpointInfo } from './checkpointing.js';
+import type { CheckpointStore } from './checkpoints/types.js';
+import type { FlowEnding } from './ending.js';
+import type { StepRecord } from './types.js';
+
+/** What the default resume line and a custom one are told. */
+export interface ResumeInfo {
+  flow: string;
+  callId: string;
+  /** The step the call continues at. */
+  step: string;
+  /** That step's label, if it has one. */
+  label?: string;
+  /** Steps already answered (or skipped). */
+  answered: number;
+}
+
+/** Events of a running flow; subscribe with {@link FlowTask.on} or the run options. */
+export interface FlowEvents {
+  step_started: [{ step: string; visit: number }];
+  step_completed: [StepRecord];
+  checkpoint: [CheckpointInfo];
+  resumed: [ResumeInfo];
+}
+
+/** Options for one run of a flow (`flow.create(options)` / `flow.run(options)`). */
+export interface FlowRunOptions {
+  /** Where to checkpoint after every step; without one nothing survives the session. */
+  checkpoints?: CheckpointStore;
+  /** The call to checkpoint under. Default `callOf(session).callId`. */
+  callId?: string;
+  /** Checkpoint key of the flow run (default the flow's name). */
+  checkpointKey?: string;
+  /** Chat history the flow starts from (for `'full'` and `'model-summary'` contexts). */
+  chatCtx?: llm.ChatContext;
+  /** What to say when a call resumes (no model); `false` says nothing. */
+  resumeLine?: false | ((info: ResumeInfo) => string);
+  /** A checkpoint that already completed: return its result (default) or start over. */
+  ifCompleted?: 'return' | 'restart';
+  /** Called after each step, once its checkpoint is written. */
+  onStepCompleted?: (record: StepRecord) => void;
+  /** Called after each checkpoint write. */
+  onCheckpoint?: (info: CheckpointInfo) => void;
+  /**
+   * How the call ends once the flow does: a goodbye chosen by the result, then the bot ends
+   * the call (see {@link FlowEnding}). Without it the flow just returns and the agent decides,
+   * except after losing a checkpoint race (`conflict`): this session no longer owns the call,
+   * so it says so and ends the call.
+   */
+  onEnd?: FlowEnding;
+  /**
+   * Longest wait for one checkpoint read or write, on the call's clock (default 10,000 ms).
+   * A store that fails or stays silent ends the flow as `failed` with the answers so far and
+   * the store's `error`; nothing is retried behind the caller's back.
+   */
+  checkpointTimeoutMs?: number;
+}
+
+/** The default resume line: where the caller was, in words. */
+export function defaultResumeLine(info: ResumeInfo): string {
+  return info.label
+    ? `Welcome back. We'll pick up where we left off: ${info.label}.`
+    : `Welcome back. We'll pick up where we left off, at question ${info.answered + 1}.`;
+}

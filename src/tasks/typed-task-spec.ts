@@ -1,0 +1,224 @@
+/**
+ * What a typed task is made of, apart from the task itself (./typed-task.ts): its spec, the
+ * tools it gives its model and their parameters (built once), its counters, and the words it
+ * uses by default (instructions, read-back, re-prompts).
+ */
+import { llm } from '@livekit/agents';
+import { z } from 'zod/v4';
+import type { InputModality } from '../core/call.js';
+import { joinSpeech } from './capture.js';
+import type { ParseResult } from './parsers/result.js';
+import { type ConfirmPolicy, pickReprompt, type RetryPolicy, type Watchdog } from './policy.js';
+
+/** Names of the tools every typed task gives its model. */
+export const TASK_TOOLS = {
+  submit: 'submit',
+  declined: 'report_declined',
+  unclear: 'report_unclear',
+  confirm: 'confirm_answer',
+} as const;
+
+// The fixed tools' parameters, built once: a zod schema costs more to build than the rest of
+// a task, and every call builds several tasks.
+/** The report_declined tool's parameters. */
+export const DECLINED_PARAMETERS = z.object({
+  reason: z.string().describe('What the caller said, briefly'),
+});
+/** The report_unclear tool's parameters. */
+export const UNCLEAR_PARAMETERS = z.object({
+  reason: z.string().describe('What was unclear, briefly'),
+});
+/** The confirm_answer tool's parameters. */
+export const CONFIRM_PARAMETERS = z.object({ correct: z.boolean() });
+const wrappedSchemas = new WeakMap<z.ZodType, z.ZodObject>();
+
+/** The submit tool's parameters: the schema itself, or `{ value }` around it (built once). */
+export function submitParameters(schema: z.ZodType, wraps: boolean): z.ZodObject {
+  if (!wraps) return schema as z.ZodObject;
+  let wrapped = wrappedSchemas.get(schema);
+  if (!wrapped) {
+    wrapped = z.object({ value: schema });
+    wrappedSchemas.set(schema, wrapped);
+  }
+  return wrapped;
+}
+
+/** What a deterministic parser is told besides the utterance. */
+export interface ParseContext {
+  /** The call's clock time (resolve "tomorrow" against this, never the wall clock). */
+  now: number;
+  modality: InputModality;
+}
+
+/** Everything a typed task is built from; see {@link defineTask}. */
+export interface TaskSpec<T> {
+  /** Short id, used as the agent id ("email", "pin"): scripts and reports key on it. */
+  name: string;
+  /** What the model should know about the capture. */
+  instructions: string;
+  /** The value's schema; the model's submit tool takes exactly this. */
+  schema: z.ZodType<T>;
+  /** Spoken verbatim when the task starts (no model call). Without it the model opens. */
+  prompt?: string;
+  /** Extra rule on a schema-valid value; return the problem in words, or undefined. */
+  validate?: (value: T) => string | undefined | Promise<string | undefined>;
+  /**
+   * Resolves answers without a model where it can (a digit string, "yes"). An approximate
+   * match ("about six") is read back before it is taken, whatever `confirm` says; a nomatch
+   * with `candidates` ("seven or eight") makes the task ask which.
+   */
+  parse?: (text: string, ctx: ParseContext) => ParseResult<T>;
+  /**
+   * Reads a partial correction of a value the caller just heard read back ("no, it's D O E",
+   * "the last four are 1 2 3 4") and returns the patched value; nomatch when the words are not
+   * a patch, invalid when they are but fit no single part (the caller is asked again).
+   */
+  correct?: (pending: T, text: string) => ParseResult<T>;
+  /**
+   * Canonicalises a submitted value (from the model or a parser), e.g. a phone number to
+   * E.164; an `invalid` result goes back as the reason, `nomatch` as "not understood".
+   */
+  normalize?: (value: T) => ParseResult<T>;
+  /**
+   * Treat a refusal as `declined` without a model call. Default true. An explicit refusal
+   * ("I'd rather not say", "no comment") declines at once; a soft one ("I'd rather not", "not
+   * interested") only when the parser does not read it as an answer (a yes/no task reads it
+   * as no).
+   */
+  detectRefusal?: boolean;
+  /**
+   * Also accept the answer on the keypad: keys are collected until `finishOnKey` (default
+   * '#'), `maxDigits`, `isComplete(keys)` or `interDigitTimeoutMs` of quiet, then handled
+   * exactly like a spoken answer (parsed without a model), with modality 'dtmf'.
+   */
+  keypad?: KeypadEntry;
+  /** Send what `parse` cannot resolve to the model (default true). False: count a no-match. */
+  modelFallback?: boolean;
+  /** When to read the value back before accepting it. Default 'never'. */
+  confirm?: ConfirmPolicy;
+  /** Speakable form of a value; `spelled` after the caller rejected a read-back. */
+  readBack?: (value: T, spelled: boolean) => string;
+  retry?: Partial<RetryPolicy<T>>;
+  watchdog?: Partial<Watchdog>;
+  /** Extra tools for the task's model. */
+  tools?: llm.ToolContextLike;
+  /** A model for this task only (the session's otherwise). */
+  llm?: llm.LLM;
+  /** Chat history the task starts from. */
+  chatCtx?: llm.ChatContext;
+}
+
+/** How keypad entry ends for a typed task (see {@link TaskSpec.keypad}). */
+export interface KeypadEntry {
+  /** Most keys one answer takes. */
+  maxDigits: number;
+  /** Ends the entry early (default '#'; '' for none). */
+  finishOnKey?: string;
+  /** Quiet after a key that ends the entry (default 3,000 ms on the call's clock). */
+  interDigitTimeoutMs?: number;
+  /** True when the keys so far are a whole answer (e.g. "7" on a 0-10 scale). */
+  isComplete?: (keys: string) => boolean;
+}
+
+/** What a typed task has counted so far; flows and reports read it. */
+export interface TaskCounters {
+  noInput: number;
+  noMatch: number;
+  invalid: number;
+  /** Read-backs the caller rejected. */
+  rejected: number;
+  /** Caller turns inside the task. */
+  turns: number;
+}
+
+/** True for one of the tools every typed task has. */
+export function isTaskTool(name: string): boolean {
+  return Object.values(TASK_TOOLS).includes(name as (typeof TASK_TOOLS)[keyof typeof TASK_TOOLS]);
+}
+
+/** The instructions a typed task's model gets. */
+export function taskInstructions<T>(spec: TaskSpec<T>): string {
+  return [
+    spec.instructions,
+    '',
+    `You are collecting one answer from the caller (${spec.name}). This is a phone call: keep every reply short.`,
+    `- When you have the answer, call ${TASK_TOOLS.submit}. If it is rejected, tell the caller what was wrong and ask again.`,
+    `- If the caller refuses to answer, call ${TASK_TOOLS.declined}.`,
+    `- If you cannot understand the answer, call ${TASK_TOOLS.unclear}.`,
+    `- After reading an answer back, call ${TASK_TOOLS.confirm} with whether the caller agreed.`,
+  ].join('\n');
+}
+
+/** A tool error as the caller should hear it (without "Error:"). */
+export function stripToolErrorPrefix(text: string): string {
+  return text.replace(/^(Error:|Invalid arguments for \w+:)\s*/i, '');
+}
+
+/** A value read back in words; `spelled` after the caller rejected it once. */
+export function defaultReadBack(value: unknown, spelled: boolean): string {
+  const text =
+    typeof value === 'string' || typeof value === 'number' || typeof value === 'boolean'
+      ? String(value)
+      : Object.values(value as Record<string, unknown>)
+          .filter((v) => v !== undefined && v !== null && v !== '')
+          .join(', ');
+  return spelled ? [...text].join(' ') : text;
+}
+
+/** A re-prompt line: the policy's own for the `n`th failure of this kind, else a default. */
+export function repromptLine<T>(
+  kind: 'noInput' | 'noMatch' | 'invalid',
+  n: number,
+  retry: RetryPolicy<T>,
+  prompt: string,
+): string {
+  const custom = pickReprompt(retry.prompts?.[kind], Math.max(1, n));
+  if (custom) return custom;
+  if (kind === 'noInput')
+    return joinSpeech(n > 1 ? 'Are you still there?' : "Sorry, I didn't hear anything.", prompt);
+  if (kind === 'noMatch') return joinSpeech("Sorry, I didn't understand.", prompt);
+  return prompt || 'Please try again.';
+}
+
+/** What the task does when its model calls one of its tools. */
+export interface TaskToolHandlers {
+  submit(args: Record<string, unknown>): Promise<string | undefined>;
+  declined(reason: string): void;
+  unclear(reason: string): string | undefined;
+  confirm(correct: boolean): string | undefined;
+}
+
+/** A typed task's tools: the spec's own, then submit, declined, unclear and confirm. */
+export function taskTools<T>(
+  spec: TaskSpec<T>,
+  parameters: z.ZodObject,
+  on: TaskToolHandlers,
+): llm.ToolContextEntry[] {
+  return [
+    ...(llm.toToolContext(spec.tools)?.tools ?? []),
+    llm.tool({
+      name: TASK_TOOLS.submit,
+      description: `Submit the caller's answer (${spec.name}) once you have it.`,
+      parameters,
+      execute: async (args: Record<string, unknown>) => on.submit(args),
+    }),
+    llm.tool({
+      name: TASK_TOOLS.declined,
+      description: 'The caller refuses to give this answer.',
+      parameters: DECLINED_PARAMETERS,
+      execute: async ({ reason }) => on.declined(reason),
+    }),
+    llm.tool({
+      name: TASK_TOOLS.unclear,
+      description: "The caller's answer could not be understood.",
+      parameters: UNCLEAR_PARAMETERS,
+      execute: async ({ reason }) => on.unclear(reason),
+    }),
+    llm.tool({
+      name: TASK_TOOLS.confirm,
+      description: 'After reading the answer back: did the caller say it is correct?',
+      parameters: CONFIRM_PARAMETERS,
+      execute: async ({ correct }) => on.confirm(correct),
+    }),
+  ];
+}
