@@ -10,8 +10,6 @@
  *   npx tsx bench/delegation-bench.ts [--tasks 1000] [--runs 5]
  */
 import { pathToFileURL } from 'node:url';
-import { setFlagsFromString } from 'node:v8';
-import { runInNewContext } from 'node:vm';
 import { llm, voice } from '@livekit/agents';
 import { z } from 'zod';
 import { DEFAULT_COALESCE_MS, TaskManager } from '../src/delegation/manager.js';

@@ -2,7 +2,6 @@ import { afterEach, describe, expect, it } from 'vitest';
 import * as bankDemo from '../../examples/ivr-bank/demo.js';
 import { createBankCall, ivrBank } from '../../examples/ivr-bank/index.js';
 import { RecordingTransferer } from '../../src/telephony/transfer.js';
-import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 import { captureLogs } from './logs.js';
 
