@@ -17,7 +17,6 @@ export const OPTIONAL_PACKAGES = {
   'livekit-server-sdk': '^2.13.0',
   'just-bash': '^3.4.2',
   pyodide: '^314.0.7',
-  '@opentelemetry/api': '^1.9.0',
   '@opentelemetry/sdk-metrics': '^2.12.0',
   '@opentelemetry/exporter-prometheus': '^0.223.0',
 } as const;

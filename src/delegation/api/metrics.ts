@@ -5,6 +5,7 @@
  * one, so `metrics.getMeter('taskline')` anywhere in the process (taskline's instruments, the
  * app's own) is scraped too. Server-side instruments: request count and latency by route.
  */
+import { metrics } from '@opentelemetry/api';
 import type { FastifyInstance } from 'fastify';
 import { loadOptional } from '../../core/optional.js';
 import type { Identity } from './auth.js';
@@ -36,14 +37,13 @@ const FEATURE = 'metrics of taskline delegations serve';
 
 /**
  * Installs a MeterProvider with a Prometheus reader as the process's global provider. Needs
- * the optional peers `@opentelemetry/api`, `@opentelemetry/sdk-metrics` and
- * `@opentelemetry/exporter-prometheus` (a `missing_dependency` error names any that is absent).
+ * the optional peers `@opentelemetry/sdk-metrics` and `@opentelemetry/exporter-prometheus`
+ * (a `missing_dependency` error names any that is absent); `@opentelemetry/api` is a dependency.
  */
 export async function startPrometheusMetrics(
   options: { global?: boolean } = {},
 ): Promise<PrometheusMetrics> {
-  const [api, sdk, prom] = await Promise.all([
-    loadOptional(() => import('@opentelemetry/api'), '@opentelemetry/api', FEATURE),
+  const [sdk, prom] = await Promise.all([
     loadOptional(() => import('@opentelemetry/sdk-metrics'), '@opentelemetry/sdk-metrics', FEATURE),
     loadOptional(
       () => import('@opentelemetry/exporter-prometheus'),
@@ -54,7 +54,7 @@ export async function startPrometheusMetrics(
   const exporter = new prom.PrometheusExporter({ preventServerStart: true });
   const provider = new sdk.MeterProvider({ readers: [exporter] });
   const global = options.global ?? true;
-  if (global) api.metrics.setGlobalMeterProvider(provider);
+  if (global) metrics.setGlobalMeterProvider(provider);
   const serializer = new prom.PrometheusSerializer();
   return {
     async scrape() {
@@ -63,7 +63,7 @@ export async function startPrometheusMetrics(
     },
     meter: (name) => provider.getMeter(name),
     async close() {
-      if (global) api.metrics.disable();
+      if (global) metrics.disable();
       await provider.shutdown();
     },
   };
