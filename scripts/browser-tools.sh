@@ -23,14 +23,8 @@ if [ "$IF_POSSIBLE" = 1 ]; then
   log "chromium is missing: the browser test will be skipped (install: bash scripts/browser-tools.sh)"
   exit 0
 fi
-run_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
-    log "error: need root (or passwordless sudo) to run: $*" >&2
-    exit 1
-  fi
-}
-log "installing chromium with apt-get"
-run_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-run_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends chromium fonts-dejavu-core
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
+apt_install chromium fonts-dejavu-core
 bin="$(find_chromium)"
 log "$("$bin" --version 2>/dev/null | head -n1) installed at $bin"

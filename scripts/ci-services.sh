@@ -31,24 +31,15 @@ die() {
   exit 1
 }
 
-as_root() {
-  if [ "$(id -u)" -eq 0 ]; then
-    "$@"
-  elif command -v sudo >/dev/null 2>&1; then
-    sudo -n "$@"
-  else
-    die "need root (or passwordless sudo) to run: $*"
-  fi
-}
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
 
-apt_install() {
+# Installs Debian packages, unless --if-possible (which installs nothing).
+install_packages() {
   if [ "$IF_POSSIBLE" = 1 ]; then
     die "$* is not installed (--if-possible installs nothing; run scripts/ci-services.sh without it as root, or install it)"
   fi
-  log "installing $* with apt-get"
-  as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-  as_root env DEBIAN_FRONTEND=noninteractive UCF_FORCE_CONFFOLD=1 \
-    apt-get install -y -qq --no-install-recommends "$@"
+  apt_install "$@"
 }
 
 # Runs a command as the postgres OS user when we are root (initdb refuses root), else as us.
@@ -92,7 +83,7 @@ start_postgres() {
       as_root mkdir -p /etc/postgresql-common
       echo 'create_main_cluster = off' | as_root tee /etc/postgresql-common/createcluster.conf >/dev/null
     fi
-    apt_install postgresql
+    install_packages postgresql
     bin=$(pg_bindir || true)
     [ -n "$bin" ] || die "postgresql installed but pg_ctl was not found under /usr/lib/postgresql"
     if pg_isready -q -h "$HOST" -p "$PG_PORT" 2>/dev/null; then
@@ -148,7 +139,7 @@ start_nats() {
     return
   fi
   if ! command -v nats-server >/dev/null 2>&1; then
-    apt_install nats-server
+    install_packages nats-server
     if tcp_open "$NATS_PORT"; then
       log "nats: the package started its own service on $HOST:$NATS_PORT; leaving it as is"
       return

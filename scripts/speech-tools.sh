@@ -21,13 +21,7 @@ if [ "$IF_POSSIBLE" = 1 ]; then
   log "espeak-ng is missing: audio-mode scenarios will be skipped (install: bash scripts/speech-tools.sh)"
   exit 0
 fi
-run_root() {
-  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null 2>&1; then sudo -n "$@"; else
-    log "error: need root (or passwordless sudo) to run: $*" >&2
-    exit 1
-  fi
-}
-log "installing espeak-ng with apt-get"
-run_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq
-run_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends espeak-ng
+# shellcheck source=lib/debian.sh
+. "$(dirname "$0")/lib/debian.sh"
+apt_install espeak-ng
 log "espeak-ng $(espeak-ng --version | awk '{print $4; exit}') installed"
