@@ -129,6 +129,33 @@ describe('runHeadless', () => {
 });
 
 describe('general-purpose sub-agent', () => {
+  it('still ends with its answer when its workspace cannot be listed for the merge', async () => {
+    let workspace: { files: MemoryBackend } | undefined;
+    const notes = defineSubAgent({
+      name: 'notes',
+      description: 'Takes notes.',
+      instructions: 'Take notes.',
+      tools: (ctx) => {
+        workspace = ctx.workspace as { files: MemoryBackend };
+        return {};
+      },
+    });
+    const manager = new TaskManager({
+      subagents: [notes],
+      generalPurpose: false,
+      llm: new ScriptedLLM().for('*', [{ say: 'Noted.' }]),
+      clock: new VirtualClock(),
+    });
+    const task = manager.start({ subagentType: 'notes', description: 'Take notes' });
+    expect(workspace).toBeDefined();
+    workspace!.files.ls = () => Promise.reject(new Error('workspace store unreachable'));
+    const result = await manager.wait(task.id);
+    expect(result.status).toBe('done');
+    expect(result.summary).toBe('Noted.');
+    expect(result.files).toEqual([]);
+    await manager.close();
+  });
+
   it('still ends with its answer when the call files refuse every write', async () => {
     const sub = new ScriptedLLM().for('*', [
       {
