@@ -96,7 +96,8 @@ export class TaskManager implements DelegationHost {
   readonly #limits: ManagerLimits;
   readonly #types: Map<string, AnySubAgent>;
   readonly #tasks = new Map<string, TaskState>();
-  readonly #events = new TaskEvents();
+  readonly #trace: TaskManagerTrace = traceTaskManager();
+  readonly #events = new TaskEvents(this.#trace.observe);
   readonly #ownsStore: boolean;
   readonly #slots: Slots;
   readonly #delivery: Delivery;
@@ -111,7 +112,6 @@ export class TaskManager implements DelegationHost {
   #callId: string | undefined;
   #counter = 0;
   #closed = false;
-  readonly #trace: TaskManagerTrace = traceTaskManager(this);
 
   constructor(options: TaskManagerOptions = {}) {
     this.#options = options;
@@ -429,12 +429,12 @@ export class TaskManager implements DelegationHost {
     if (queued) {
       this.#records.created(task, parent);
       this.#slots.enqueue(task);
-      this.#events.emit(() => ({ type: 'queued', task: snapshotOf(task) }));
+      this.#events.emit('queued', task);
     } else {
       // Started at once: the record is created in progress (one write instead of two).
       this.#slots.begin(task, now);
       this.#records.created(task, parent);
-      this.#events.emit(() => ({ type: 'started', task: snapshotOf(task) }));
+      this.#events.emit('started', task);
       void this.#trace.run(task.snap.id, () => this.#execute(task));
     }
     return task;
@@ -444,18 +444,19 @@ export class TaskManager implements DelegationHost {
   #run(task: TaskState): void {
     this.#slots.begin(task, this.#clock.now());
     this.#records.started(task);
-    this.#events.emit(() => ({ type: 'started', task: snapshotOf(task) }));
+    this.#events.emit('started', task);
     void this.#trace.run(task.snap.id, () => this.#execute(task));
   }
 
-  async #execute(task: TaskState): Promise<void> {
-    try {
-      const payload = await executeTask(task, this.#execution);
-      if (payload) await this.#finish(task, 'done', payload);
-    } catch (err) {
-      if (task.controller.signal.aborted) return; // cancel/timeout already finished it
-      await this.#finish(task, 'failed', failurePayload(task, err, this.#limits.summaryChars));
-    }
+  /** Runs the task's work and finishes it (plain promise handlers: this runs for every task). */
+  #execute(task: TaskState): Promise<void> {
+    return executeTask(task, this.#execution).then(
+      (payload) => (payload ? this.#finish(task, 'done', payload) : undefined),
+      (err: unknown) => {
+        if (task.controller.signal.aborted) return; // cancel/timeout already finished it
+        return this.#finish(task, 'failed', failurePayload(task, err, this.#limits.summaryChars));
+      },
+    );
   }
 
   /** Ends a task now (cancel or timeout) with what it produced so far. */
@@ -466,8 +467,12 @@ export class TaskManager implements DelegationHost {
     task.controller.abort(reason);
   }
 
-  async #finish(task: TaskState, status: FinalTaskStatus, payload: FinishPayload): Promise<void> {
-    if (task.finishing) return;
+  /**
+   * Ends a task once: its result is filed (a filing failure only leaves the result without
+   * its files), recorded, resolved, announced and delivered.
+   */
+  #finish(task: TaskState, status: FinalTaskStatus, payload: FinishPayload): Promise<void> {
+    if (task.finishing) return Promise.resolve();
     task.finishing = true;
     task.timer?.cancel();
     this.#slots.end(task);
@@ -479,16 +484,18 @@ export class TaskManager implements DelegationHost {
     // Free the slot before anything async, so a queued task starts at once.
     this.#slots.pump((next) => this.#run(next));
 
-    await fileResult(task, result, this.#parentFiles(task));
-    this.#records.finished(task);
-    task.settled = true;
-    task.resolve(result);
-    this.#events.emit(() => ({ type: 'finished', task: snapshotOf(task) }));
-    this.#delivery.afterFinish(task);
-    // Anything the task started (nested tasks) stops now; a finished run has nothing else.
-    if (!task.controller.signal.aborted && (status !== 'done' || task.children > 0)) {
-      task.controller.abort(new TasklineError('cancelled', `Task ${task.snap.id} has ended.`));
-    }
+    const settle = () => {
+      this.#records.finished(task);
+      task.settled = true;
+      task.resolve(result);
+      this.#events.emit('finished', task);
+      this.#delivery.afterFinish(task);
+      // Anything the task started (nested tasks) stops now; a finished run has nothing else.
+      if (!task.controller.signal.aborted && (status !== 'done' || task.children > 0)) {
+        task.controller.abort(new TasklineError('cancelled', `Task ${task.snap.id} has ended.`));
+      }
+    };
+    return fileResult(task, result, this.#parentFiles(task)).then(settle, settle);
   }
 
   /** The files a task's result lands in: its parent task's workspace, or the call's files. */

@@ -29,6 +29,7 @@ import {
   staleStages,
 } from './stores/common.js';
 import { decodeCursor, encodeCursor, matchFilter, parseDelegationFilter } from './stores/filter.js';
+import { isPlainObject } from './validate.js';
 
 /** Options for {@link MemoryDelegationStore}. */
 export interface MemoryDelegationStoreOptions {
@@ -43,6 +44,9 @@ export interface MemoryDelegationStoreOptions {
 function copy<T>(value: T, what: string): T {
   // A string (the usual delegation_result) is immutable and already plain JSON.
   if (typeof value === 'string') return value;
+  // A flat object of JSON scalars (the usual sub_task_data) is copied without a JSON text.
+  const flat = flatCopy(value);
+  if (flat) return flat as T;
   try {
     return JSON.parse(JSON.stringify(value)) as T;
   } catch (error) {
@@ -51,6 +55,34 @@ function copy<T>(value: T, what: string): T {
       `${what} must be plain JSON data: ${error instanceof Error ? error.message : String(error)}`,
     );
   }
+}
+
+/**
+ * The copy JSON would make of a plain object whose values are all strings, booleans, null or
+ * finite numbers (not -0); undefined for anything else, which goes through JSON instead.
+ */
+function flatCopy(value: unknown): Record<string, unknown> | undefined {
+  if (!isPlainObject(value)) return undefined;
+  const out: Record<string, unknown> = {};
+  for (const key in value) {
+    const v = value[key];
+    const scalar =
+      v === null ||
+      typeof v === 'string' ||
+      typeof v === 'boolean' ||
+      (typeof v === 'number' && Number.isFinite(v) && !Object.is(v, -0));
+    if (!scalar) return undefined;
+    // JSON.parse makes "__proto__" an own key; plain assignment would set the prototype.
+    if (key === '__proto__') {
+      Object.defineProperty(out, key, {
+        value: v,
+        enumerable: true,
+        writable: true,
+        configurable: true,
+      });
+    } else out[key] = v;
+  }
+  return out;
 }
 
 /** Freezes a value and everything inside it. */
@@ -64,6 +96,26 @@ function deepFreeze<T>(value: T): T {
     }
   }
   return value;
+}
+
+/**
+ * Freezes a record the store keeps: the record, its status map and stages, and the JSON
+ * inside them (what an earlier write already froze is skipped).
+ */
+function freezeRecord(record: DelegationRecord): DelegationRecord {
+  Object.freeze(record);
+  const status = record.status;
+  if (!Object.isFrozen(status)) {
+    Object.freeze(status);
+    for (const stage in status) {
+      const st = status[stage]!;
+      if (Object.isFrozen(st)) continue;
+      Object.freeze(st);
+      deepFreeze(st.delegation_result);
+    }
+  }
+  deepFreeze(record.sub_task_data);
+  return record;
 }
 
 /**
@@ -100,6 +152,12 @@ export class MemoryDelegationStore implements DelegationStore {
     return record;
   }
 
+  /** Keeps a record's stale stages; most records have none, and keep no entry. */
+  #setStale(id: string, stages: string[]): void {
+    if (stages.length > 0) this.#stale.set(id, stages);
+    else this.#stale.delete(id);
+  }
+
   #ids(): string[] {
     this.#sorted ??= [...this.#records.keys()].sort();
     return this.#sorted;
@@ -107,25 +165,21 @@ export class MemoryDelegationStore implements DelegationStore {
 
   async create(record: DelegationRecord): Promise<DelegationRecord> {
     this.#open();
+    // A fresh record with fresh stage objects, private to this store from here on.
     const parsed = normalizeRecord(record);
     if (this.#records.has(parsed.delegation_id)) throw existsError(parsed.delegation_id);
-    // The schema gives fresh containers, but sub_task_data and stage results may still hold
-    // the caller's objects: keep private copies of those.
+    // sub_task_data and stage results may still hold the caller's objects: copy those.
     const status = parsed.status;
-    for (const stage of Object.keys(status)) {
+    for (const stage in status) {
       const st: StageStatus = status[stage]!;
-      status[stage] =
-        st.delegation_result === undefined
-          ? st
-          : { ...st, delegation_result: copy(st.delegation_result, 'delegation_result') };
+      if (st.delegation_result !== undefined) {
+        st.delegation_result = copy(st.delegation_result, 'delegation_result');
+      }
     }
-    const stored = deepFreeze({
-      ...parsed,
-      status,
-      sub_task_data: copy(parsed.sub_task_data, 'sub_task_data'),
-    });
+    parsed.sub_task_data = copy(parsed.sub_task_data, 'sub_task_data');
+    const stored = freezeRecord(parsed);
     this.#records.set(stored.delegation_id, stored);
-    this.#stale.set(stored.delegation_id, staleStages(stored, 'all', this.#now()));
+    this.#setStale(stored.delegation_id, staleStages(stored, 'all', this.#now()));
     this.#sorted = undefined;
     return stored;
   }
@@ -137,15 +191,16 @@ export class MemoryDelegationStore implements DelegationStore {
 
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
     this.#open();
+    const result = update.delegation_result;
     const own =
-      update.delegation_result === undefined
+      result === undefined || typeof result === 'string'
         ? update
-        : { ...update, delegation_result: copy(update.delegation_result, 'delegation_result') };
+        : { ...update, delegation_result: copy(result, 'delegation_result') };
     const now = this.#now();
     const { record } = applyStage(this.#must(id), stage, own, now);
-    const stored = deepFreeze(record);
+    const stored = freezeRecord(record);
     this.#records.set(id, stored);
-    this.#stale.set(
+    this.#setStale(
       id,
       staleStages(stored, deadlineWritten(stage, update), now, this.#stale.get(id)),
     );
@@ -155,7 +210,7 @@ export class MemoryDelegationStore implements DelegationStore {
   async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
     this.#open();
     const record = applyPatch(this.#must(id), patch);
-    const stored = deepFreeze({
+    const stored = freezeRecord({
       ...record,
       sub_task_data: copy(record.sub_task_data, 'sub_task_data'),
     });

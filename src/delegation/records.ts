@@ -55,6 +55,12 @@ export function initialRecord(task: TaskSnapshot, parties: RecordParties): Deleg
   };
   if (task.resumedFrom) data.resumed_from = task.resumedFrom;
   if (task.parentId) data.parent_task = task.parentId;
+  const status = dict<StageStatus>();
+  status[EXECUTION_STAGE] = {
+    state: recordState(task.status),
+    time: epochSeconds(task.startedAt ?? task.createdAt),
+    deadline: deadlineSeconds(task.deadline),
+  };
   return {
     delegation_id: parties.delegationId,
     task_id: parties.parentRecordId,
@@ -63,13 +69,7 @@ export function initialRecord(task: TaskSnapshot, parties: RecordParties): Deleg
     delegation_type: parties.type,
     sender_subject_id: parties.sender,
     target_subject_id: task.subagentType,
-    status: Object.assign(dict<StageStatus>(), {
-      [EXECUTION_STAGE]: {
-        state: recordState(task.status),
-        time: epochSeconds(task.startedAt ?? task.createdAt),
-        deadline: deadlineSeconds(task.deadline),
-      },
-    }),
+    status,
     sub_task_data: data,
   };
 }

@@ -105,13 +105,15 @@ async function callModel(
       idleMs: connOptions.timeoutMs,
       clock: run.clock,
     });
+    // The stream ended (or was closed for going idle): closing it again would only abort a
+    // finished controller, which costs an AbortError with its stack on every call.
     return { response: collected(chunks), failure: watch.failure };
   } catch (error) {
+    stream.close();
     const failure = error instanceof Error ? error : new Error(String(error));
     return { response: collected([]), failure: watch.failure ?? failure };
   } finally {
     run.signal.removeEventListener('abort', onAbort);
-    stream.close();
   }
 }
 

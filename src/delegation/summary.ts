@@ -6,8 +6,15 @@
 /** Default longest spoken summary, in characters. */
 export const DEFAULT_SUMMARY_CHARS = 300;
 
+/**
+ * Text `plain` may change: markdown characters, whitespace other than single inner
+ * spaces, a heading or list marker at the start (most sub-agent answers have none).
+ */
+const NEEDS_STRIPPING = /[`*_>|[]|[^\S ]| {2}|^ | $|^#|^[-+] |^\d+[.)] /;
+
 /** Markdown and list noise stripped before speaking. */
 function plain(text: string): string {
+  if (!NEEDS_STRIPPING.test(text)) return text;
   return text
     .replace(/```[\s\S]*?```/g, ' ')
     .replace(/^#{1,6}\s+/gm, '')

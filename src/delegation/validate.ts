@@ -39,6 +39,7 @@ export function dict<T>(): Record<string, T> {
  * recursion; stops counting once past `cap`.
  */
 export function jsonDepth(value: unknown, cap = MAX_JSON_DEPTH): number {
+  if (typeof value !== 'object' || value === null) return 0;
   let max = 0;
   const stack: Array<{ v: unknown; d: number }> = [{ v: value, d: 0 }];
   while (stack.length > 0) {

@@ -73,16 +73,21 @@ export async function mergeWorkspace(
 }
 
 /** Writes the full result of a task; returns its path, or undefined when the parent refused. */
-export async function writeResult(
+export function writeResult(
   parent: FileBackend,
   taskId: string,
   markdown: string,
 ): Promise<string | undefined> {
   const path = `${taskDir(taskId)}/result.md`;
+  // One handler, not an async frame around the write: every finished task comes here.
+  let written: Promise<void>;
   try {
-    await parent.write(path, markdown);
-    return path;
+    written = parent.write(path, markdown);
   } catch {
-    return undefined;
+    return Promise.resolve(undefined);
   }
+  return written.then(
+    () => path,
+    () => undefined,
+  );
 }

@@ -10,28 +10,27 @@ import { context, type Span, trace } from '@opentelemetry/api';
 import { count, observe } from './metrics.js';
 import { ATTR, SPAN } from './names.js';
 import { contextFromCarrier, recordTraceCarrier } from './propagation.js';
-import { endSpan, inSpan, setAttributes, startSpan, withSpan } from './tracing.js';
+import { endSpan, inSpan, isLiveSpan, setAttributes, startSpan, withSpan } from './tracing.js';
 
 /** The parts of a TaskManager snapshot the spans read (structural: no import cycle). */
 interface ObservedTask {
-  id: string;
-  subagentType: string;
-  mode: string;
-  status: string;
-  depth: number;
-  createdAt: number;
-  endedAt?: number;
-  delivery: string;
+  readonly id: string;
+  readonly subagentType: string;
+  readonly mode: string;
+  readonly status: string;
+  readonly depth: number;
+  readonly createdAt: number;
+  readonly endedAt?: number;
+  readonly delivery: string;
 }
-
-/** The TaskManager events the spans follow. */
-type ObservedEvent =
-  | { type: 'queued' | 'started' | 'released' | 'finished'; task: ObservedTask }
-  | { type: 'delivered'; task: ObservedTask; via: string }
-  | { type: 'store_error'; taskId: string; error: unknown };
 
 /** What {@link traceTaskManager} gives the manager back. */
 export interface TaskManagerTrace {
+  /**
+   * Follows one change of a task: call it synchronously with the task's live snapshot (it is
+   * read again a microtask after `finished`, to see whether anyone will deliver the result).
+   */
+  observe(type: string, task: ObservedTask, detail?: unknown): void;
   /** Runs `fn` (the task's execution) with the task's span active. */
   run<T>(taskId: string, fn: () => T): T;
   /** Ends the spans of tasks never delivered (the manager is closing). */
@@ -45,13 +44,10 @@ interface Open {
 }
 
 /**
- * Follows one TaskManager's events: call it once in its constructor with the manager.
- * Costs one listener per manager; spans are non-recording when tracing is off.
+ * The spans and metrics of one TaskManager: it calls `observe` for every change of a task.
+ * Spans are non-recording when tracing is off; nothing is copied either way.
  */
-export function traceTaskManager(manager: {
-  subscribe(listener: (event: ObservedEvent) => void): () => void;
-  get(id: string): { delivery: string } | undefined;
-}): TaskManagerTrace {
+export function traceTaskManager(): TaskManagerTrace {
   const open = new Map<string, Open>();
   const ensure = (task: ObservedTask, queued: boolean): Open => {
     let entry = open.get(task.id);
@@ -63,7 +59,8 @@ export function traceTaskManager(manager: {
         [ATTR.delegationDepth]: task.depth,
       }));
       entry = { span, queued, finished: false };
-      open.set(task.id, entry);
+      // With tracing off a running task needs no entry: nothing to end, nothing to propagate.
+      if (queued || isLiveSpan(span)) open.set(task.id, entry);
       if (queued) count((i) => i.delegationQueueDepth, 1, {});
     }
     return entry;
@@ -79,58 +76,63 @@ export function traceTaskManager(manager: {
     setAttributes(entry.span, { [ATTR.deliveryVia]: delivery });
     endSpan(entry.span);
   };
-  manager.subscribe((event) => {
-    if (event.type === 'store_error') {
-      const entry = open.get(event.taskId);
-      if (entry?.span.isRecording()) entry.span.addEvent('store_error');
+  const finished = (task: ObservedTask) => {
+    const entry = ensure(task, false);
+    unqueue(entry);
+    entry.finished = true;
+    setAttributes(entry.span, { [ATTR.delegationStatus]: task.status });
+    const attrs = { subagent_type: task.subagentType, mode: task.mode, status: task.status };
+    count((i) => i.delegationOutcomes, 1, attrs);
+    if (task.endedAt !== undefined) {
+      observe((i) => i.delegationLatency, task.endedAt - task.createdAt, attrs);
+    }
+    if (!isLiveSpan(entry.span)) {
+      // Tracing is off: nothing to end later, and nothing to keep.
+      open.delete(task.id);
       return;
     }
-    const task = event.task;
-    switch (event.type) {
-      case 'queued':
-        ensure(task, true);
-        return;
-      case 'started':
-        unqueue(ensure(task, false));
-        return;
-      case 'released':
-        open.get(task.id)?.span.addEvent('released');
-        return;
-      case 'finished': {
-        const entry = ensure(task, false);
-        unqueue(entry);
-        entry.finished = true;
-        setAttributes(entry.span, { [ATTR.delegationStatus]: task.status });
-        const attrs = { subagent_type: task.subagentType, mode: task.mode, status: task.status };
-        count((i) => i.delegationOutcomes, 1, attrs);
-        if (task.endedAt !== undefined) {
-          observe((i) => i.delegationLatency, task.endedAt - task.createdAt, attrs);
-        }
-        // Nobody will deliver it (no session, notify off): the span ends with the task.
-        queueMicrotask(() => {
-          if (open.get(task.id) === entry && manager.get(task.id)?.delivery === 'none') {
-            end(task.id, entry, 'none');
-          }
-        });
-        return;
-      }
-      case 'delivered': {
-        const entry = open.get(task.id);
-        if (!entry) return;
-        const via = event.via;
-        endSpan(
-          startSpan(
-            SPAN.delivery,
-            { [ATTR.delegationTask]: task.id, [ATTR.deliveryVia]: via },
-            traceContextOf(entry.span),
-          ),
-        );
-        end(task.id, entry, via);
-        return;
-      }
-    }
-  });
+    // Nobody will deliver it (no session, notify off): the span ends with the task.
+    queueMicrotask(() => {
+      if (open.get(task.id) === entry && task.delivery === 'none') end(task.id, entry, 'none');
+    });
+  };
+  const delivered = (task: ObservedTask, via: string) => {
+    const entry = open.get(task.id);
+    if (!entry) return;
+    endSpan(
+      startSpan(
+        SPAN.delivery,
+        { [ATTR.delegationTask]: task.id, [ATTR.deliveryVia]: via },
+        traceContextOf(entry.span),
+      ),
+    );
+    end(task.id, entry, via);
+  };
   return {
+    observe(type, task, detail) {
+      switch (type) {
+        case 'queued':
+          ensure(task, true);
+          return;
+        case 'started':
+          unqueue(ensure(task, false));
+          return;
+        case 'released':
+          open.get(task.id)?.span.addEvent('released');
+          return;
+        case 'finished':
+          finished(task);
+          return;
+        case 'delivered':
+          delivered(task, String(detail));
+          return;
+        case 'store_error': {
+          const span = open.get(task.id)?.span;
+          if (span?.isRecording()) span.addEvent('store_error');
+          return;
+        }
+      }
+    },
     run: (taskId, fn) => inSpan(open.get(taskId)?.span, fn),
     close() {
       for (const [id, entry] of [...open]) end(id, entry, entry.finished ? 'none' : 'closed');

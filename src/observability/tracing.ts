@@ -10,6 +10,7 @@ import {
   type Attributes,
   type Context,
   context,
+  isSpanContextValid,
   type Span,
   SpanStatusCode,
   type Tracer,
@@ -87,9 +88,18 @@ export async function withSpan<T>(
   return result;
 }
 
+/**
+ * False for a span of a no-op tracer with no parent (tracing off): it records nothing and
+ * has no context to propagate, so there is no point keeping it active or ending it later.
+ */
+export function isLiveSpan(span: Span): boolean {
+  return span.isRecording() || isSpanContextValid(span.spanContext());
+}
+
 /** Runs `fn` with `span` as the active span (for work started later on its behalf). */
 export function inSpan<T>(span: Span | undefined, fn: () => T): T {
-  if (!span) return fn();
+  // A span that is not live has nothing to propagate: no new context per call.
+  if (!span || !isLiveSpan(span)) return fn();
   return context.with(trace.setSpan(context.active(), span), fn);
 }
 

@@ -27,6 +27,31 @@ describe('MemoryDelegationStore', () => {
     await store.close();
   });
 
+  it('copies flat data exactly as JSON would, own "__proto__" key and all', async () => {
+    const store = new MemoryDelegationStore();
+    const symbol = Symbol('hidden');
+    const cases: Array<Record<string | symbol, unknown>> = [
+      { text: 'a', n: 1.5, yes: true, none: null },
+      JSON.parse('{"__proto__": "own key", "x": 1}') as Record<string, unknown>,
+      { zero: -0, big: 1e308 },
+      { inf: Number.POSITIVE_INFINITY, nan: Number.NaN, gone: undefined },
+      { [symbol]: 'not JSON', kept: 'yes' },
+      { nested: { deep: [1, { x: 2 }] } },
+    ];
+    for (const [i, data] of cases.entries()) {
+      const stored = await store.create(makeRecord(`flat-${i}`, { sub_task_data: data }));
+      const viaJson = JSON.parse(JSON.stringify(data)) as Record<string, unknown>;
+      expect(stored.sub_task_data, `case ${i}`).toStrictEqual(viaJson);
+      expect(Object.getPrototypeOf(stored.sub_task_data)).toBe(Object.prototype);
+      expect(Object.getOwnPropertySymbols(stored.sub_task_data)).toEqual([]);
+      expect(Object.isFrozen(stored.sub_task_data)).toBe(true);
+    }
+    const own = (await store.get('flat-1'))?.sub_task_data;
+    expect(Object.hasOwn(own ?? {}, '__proto__')).toBe(true);
+    expect(Object.is((await store.get('flat-2'))?.sub_task_data.zero, 0)).toBe(true);
+    await store.close();
+  });
+
   it('refuses data JSON cannot hold, and everything after close', async () => {
     const store = new MemoryDelegationStore();
     const cyclic: Record<string, unknown> = {};

@@ -66,6 +66,23 @@ describe('task records', () => {
     await manager.close();
   });
 
+  it('exists in the store, in progress, as soon as start returns', async () => {
+    const store = new MemoryDelegationStore();
+    const manager: TaskManager = new TaskManager({
+      store,
+      namespace: 'call8',
+      subagents: [researcher(() => manager, { delayMs: 0 })],
+      llm: researchModel('Thirty days.'),
+    });
+    const task = manager.start({ subagentType: 'researcher', description: 'Refund window' });
+    // No flush: the first write of a task is issued synchronously.
+    expect((await store.get(`call8:${task.id}`))?.status.execution?.state).toBe('in_progress');
+    expect((await manager.wait(task.id)).status).toBe('done');
+    await manager.flush();
+    expect((await store.get(`call8:${task.id}`))?.status.execution?.state).toBe('done');
+    await manager.close();
+  });
+
   it('records a nested task one level down, sent by its parent sub-agent', async () => {
     const store = new MemoryDelegationStore();
     const sub = new ScriptedLLM({

@@ -14,6 +14,7 @@ import {
 import { defineSubAgent, GENERAL_PURPOSE } from '../../src/delegation/subagent.js';
 import { summarize } from '../../src/delegation/summary.js';
 import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
+import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
 
 const echo = llm.tool({
   description: 'Echo a word.',
@@ -128,6 +129,61 @@ describe('runHeadless', () => {
 });
 
 describe('general-purpose sub-agent', () => {
+  it('still ends with its answer when its workspace cannot be listed for the merge', async () => {
+    let workspace: { files: MemoryBackend } | undefined;
+    const notes = defineSubAgent({
+      name: 'notes',
+      description: 'Takes notes.',
+      instructions: 'Take notes.',
+      tools: (ctx) => {
+        workspace = ctx.workspace as { files: MemoryBackend };
+        return {};
+      },
+    });
+    const manager = new TaskManager({
+      subagents: [notes],
+      generalPurpose: false,
+      llm: new ScriptedLLM().for('*', [{ say: 'Noted.' }]),
+      clock: new VirtualClock(),
+    });
+    const task = manager.start({ subagentType: 'notes', description: 'Take notes' });
+    expect(workspace).toBeDefined();
+    workspace!.files.ls = () => Promise.reject(new Error('workspace store unreachable'));
+    const result = await manager.wait(task.id);
+    expect(result.status).toBe('done');
+    expect(result.summary).toBe('Noted.');
+    expect(result.files).toEqual([]);
+    await manager.close();
+  });
+
+  it('still ends with its answer when the call files refuse every write', async () => {
+    const sub = new ScriptedLLM().for('*', [
+      {
+        toolCalls: [
+          { name: 'write_file', args: { file_path: '/notes.md', content: 'kept in the task' } },
+        ],
+      },
+      { say: 'Done, with notes.' },
+    ]);
+    const refusing = new MemoryBackend();
+    // One write refused with a rejection, the next with a synchronous throw.
+    let calls = 0;
+    refusing.write = (() => {
+      calls += 1;
+      if (calls % 2 === 0) throw new Error('disk full (sync)');
+      return Promise.reject(new Error('disk full'));
+    }) as MemoryBackend['write'];
+    const manager = new TaskManager({ llm: sub, files: refusing, clock: new VirtualClock() });
+    const task = manager.start({ subagentType: GENERAL_PURPOSE, description: 'Take notes' });
+    const result = await manager.wait(task.id, { timeoutMs: 5_000 });
+    expect(result.status).toBe('done');
+    expect(result.summary).toBe('Done, with notes.');
+    expect(result.files).toEqual([]);
+    expect(result.resultPath).toBeUndefined();
+    expect(calls).toBe(2);
+    await manager.close();
+  });
+
   it('works with its own files and todos, which merge into the parent under /tasks/<id>/', async () => {
     const sub = new ScriptedLLM().for('*', [
       {
@@ -211,5 +267,30 @@ describe('summarize', () => {
     ).toBe('Result Refunds take 30 days. Opened items: store credit.');
     expect(summarize('One. Two is longer. Three.', 12)).toBe('One.');
     expect(summarize('a'.repeat(50), 10)).toBe(`${'a'.repeat(9)}…`);
+  });
+
+  it('leaves plain text as it is and strips every kind of markdown it can start with', () => {
+    // Plain one-line answers skip the stripping passes; anything else goes through them.
+    expect(summarize('Answer to question 5: found 10 notes.')).toBe(
+      'Answer to question 5: found 10 notes.',
+    );
+    const cases: Array<[string, string]> = [
+      ['1. First step', 'First step'],
+      ['12) Twelfth', 'Twelfth'],
+      ['- item', 'item'],
+      ['+ item', 'item'],
+      ['## Heading', 'Heading'],
+      ['#hashtag stays', '#hashtag stays'],
+      ['-5 degrees', '-5 degrees'],
+      ['  padded  ', 'padded'],
+      ['two  spaces', 'two spaces'],
+      ['tab\there', 'tab here'],
+      ['no\u00a0break', 'no break'],
+      ['line\u2028separator', 'line separator'],
+      ['see [the docs](https://x.test/a) now', 'see the docs now'],
+      ['a > b | c', 'a b c'],
+      ['`code` and _em_', 'code and em'],
+    ];
+    for (const [text, spoken] of cases) expect(summarize(text), JSON.stringify(text)).toBe(spoken);
   });
 });

@@ -7,8 +7,8 @@
 import type { voice } from '@livekit/agents';
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { DeliveryChannel, type DeliveryEntry, type ReplyInstructions } from '../channel.js';
-import type { TaskEvent } from '../types.js';
-import { snapshotOf, type TaskState } from './state.js';
+import type { Emit } from './events.js';
+import type { TaskState } from './state.js';
 import { deliveryText } from './wording.js';
 
 interface Batch {
@@ -25,7 +25,7 @@ export class Delivery {
   constructor(
     private readonly clock: () => Clock,
     private readonly coalesceMs: number,
-    private readonly emit: (make: () => TaskEvent) => void,
+    private readonly emit: Emit,
   ) {}
 
   /** The channel of the attached call, once there is one. */
@@ -55,7 +55,7 @@ export class Delivery {
   inline(task: TaskState): void {
     if (!this.claim(task)) return;
     task.snap.delivery = 'inline';
-    this.emit(() => ({ type: 'delivered', task: snapshotOf(task), via: 'inline' }));
+    this.emit('delivered', task, 'inline');
   }
 
   /** After a task ended: speak it, unless a waiting tool call or an inline answer does. */
@@ -83,7 +83,7 @@ export class Delivery {
       text: deliveryText(task.snap),
       onDelivered: () => {
         task.snap.delivery = 'spoken';
-        this.emit(() => ({ type: 'delivered', task: snapshotOf(task), via: 'spoken' }));
+        this.emit('delivered', task, 'spoken');
       },
     };
   }

@@ -8,7 +8,7 @@ import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { createFileTools } from '../../tools/files/tools.js';
 import { createTodoTools } from '../../tools/todos.js';
-import { partialOutput, runHeadless } from '../runner.js';
+import { type HeadlessRunOptions, partialOutput, runHeadless } from '../runner.js';
 import type { SubAgentSpec, VoiceSpecialistSpec } from '../subagent.js';
 import { summarize } from '../summary.js';
 import { createSubAgentTaskTools } from '../task-tools.js';
@@ -72,18 +72,7 @@ export async function executeTask(
         )),
         turns: 0,
       }
-    : await runHeadless<unknown>({
-        model: modelFor(task, ctx),
-        instructions: spec.instructions,
-        tools: toolsFor(task, spec, conversation, ctx),
-        conversation: conversation.chatCtx,
-        prompt: task.snap.prompt,
-        maxTurns: spec.maxTurns ?? ctx.limits.maxTurns,
-        signal,
-        progress: task.progress,
-        ...(spec.output ? { output: spec.output } : {}),
-        ...(ctx.options.connOptions ? { connOptions: ctx.options.connOptions } : {}),
-      });
+    : await runHeadless<unknown>(headlessOptions(task, spec, conversation, ctx));
   if (signal.aborted) return undefined;
   const summary = spec.summarize
     ? spec.summarize({
@@ -146,6 +135,27 @@ export function stoppedPayload(
   };
 }
 
+function headlessOptions(
+  task: TaskState,
+  spec: SubAgentSpec<unknown>,
+  conversation: Conversation,
+  ctx: ExecutionContext,
+): HeadlessRunOptions<unknown> {
+  const options: HeadlessRunOptions<unknown> = {
+    model: modelFor(task, ctx),
+    instructions: spec.instructions,
+    tools: toolsFor(task, spec, conversation, ctx),
+    conversation: conversation.chatCtx,
+    prompt: task.snap.prompt,
+    maxTurns: spec.maxTurns ?? ctx.limits.maxTurns,
+    signal: task.controller.signal,
+    progress: task.progress,
+  };
+  if (spec.output) options.output = spec.output;
+  if (ctx.options.connOptions) options.connOptions = ctx.options.connOptions;
+  return options;
+}
+
 function modelFor(task: TaskState, ctx: ExecutionContext): llm.LLM {
   const spec = task.spec as SubAgentSpec<unknown>;
   const model = task.model ?? spec.llm ?? ctx.options.llm;
@@ -165,14 +175,16 @@ function toolsFor(
   ctx: ExecutionContext,
 ): llm.ToolContextLike {
   const clock = ctx.clock;
-  const context = {
-    get workspace() {
-      return workspaceOf(conversation, clock);
-    },
-    taskId: task.snap.id,
-    depth: task.snap.depth,
-  };
-  const own = typeof spec.tools === 'function' ? spec.tools(context) : spec.tools;
+  const own =
+    typeof spec.tools === 'function'
+      ? spec.tools({
+          get workspace() {
+            return workspaceOf(conversation, clock);
+          },
+          taskId: task.snap.id,
+          depth: task.snap.depth,
+        })
+      : spec.tools;
   if (!spec.deepAgentTools) return own ?? [];
   const entries: llm.FunctionTool[] = [];
   const add = (tools: llm.ToolContextLike | undefined) => {

@@ -40,7 +40,7 @@ function modeOf(args: TaskToolArgs, voiceTask: boolean, defaultMode: TaskMode): 
 
 function markReleased(host: TurnHost, task: TaskState): void {
   task.snap.released = true;
-  host.emit(() => ({ type: 'released', task: snapshotOf(task) }));
+  host.emit('released', task);
 }
 
 /**

@@ -39,7 +39,10 @@ export interface TaskState {
   origin: voice.RunContext<unknown> | undefined;
   foreground: ((signal: AbortSignal) => Promise<unknown>) | undefined;
   model: llm.LLM | undefined;
-  persist: Promise<void>;
+  /** Its delegation record's id, once it has a record. */
+  recordId: string | undefined;
+  /** The task's last record write while one is unsettled (writes run in order). */
+  persist: Promise<void> | undefined;
   finishing: boolean;
   /** The result is complete (files written) and `done` has resolved. */
   settled: boolean;
@@ -163,7 +166,8 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     origin,
     foreground: undefined,
     model,
-    persist: Promise.resolve(),
+    recordId: undefined,
+    persist: undefined,
     finishing: false,
     settled: false,
     children: 0,

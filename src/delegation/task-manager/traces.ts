@@ -7,8 +7,9 @@ import type { FileBackend } from '../../tools/files/backend.js';
 import type { DelegationStore } from '../record.js';
 import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../records.js';
 import { isVoiceSpecialist } from '../subagent.js';
-import type { TaskEvent, TaskResult } from '../types.js';
+import type { TaskResult } from '../types.js';
 import { mergeWorkspace, writeResult } from '../workspace.js';
+import type { Emit } from './events.js';
 import type { TaskState } from './state.js';
 import { resultMarkdown } from './wording.js';
 
@@ -30,12 +31,13 @@ export class TaskRecords {
   constructor(
     readonly store: DelegationStore,
     private readonly who: RecordIdentity,
-    private readonly emit: (make: () => TaskEvent) => void,
+    private readonly emit: Emit,
   ) {}
 
   /** The record id of a task (`<namespace>:<task id>`). */
   recordId(task: TaskState): string {
-    return `${this.who.namespace}:${task.snap.id}`;
+    task.recordId ??= `${this.who.namespace}:${task.snap.id}`;
+    return task.recordId;
   }
 
   /** Creates the task's record (queued, or already in progress when it started at once). */
@@ -73,27 +75,40 @@ export class TaskRecords {
   }
 
   /**
-   * Queues one write after the task's earlier ones; a failure becomes a `store_error` event.
-   * Only each task's last write is tracked (the chain settles in order), and the chain adds
-   * two promises per write: this runs for every task, with promise hooks often active.
+   * Runs one write after the task's earlier ones (at once when none is unsettled); a failure
+   * becomes a `store_error` event. Only each task's last write is tracked (the chain settles
+   * in order). This runs for every task, with promise hooks often active, so it adds one
+   * promise per write and no microtask hop when nothing is pending.
    */
   #write(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): void {
-    const next: Promise<void> = task.persist
-      .then(() => op(this.store))
-      .then(
-        () => this.#settled(task, next),
-        (error: unknown) => {
-          this.#settled(task, next);
-          this.emit(() => ({ type: 'store_error', taskId: task.snap.id, error }));
-        },
-      );
-    this.#tails.delete(task.persist);
+    const before = task.persist;
+    const run = (): Promise<unknown> => op(this.store);
+    const started = before === undefined ? invoke(run) : before.then(run);
+    const next: Promise<void> = started.then(
+      () => this.#settled(task, next),
+      (error: unknown) => {
+        this.#settled(task, next);
+        this.emit('store_error', task, error);
+      },
+    );
+    if (before !== undefined) this.#tails.delete(before);
     this.#tails.add(next);
     task.persist = next;
   }
 
   #settled(task: TaskState, write: Promise<void>): void {
-    if (task.persist === write) this.#tails.delete(write);
+    if (task.persist !== write) return;
+    this.#tails.delete(write);
+    task.persist = undefined;
+  }
+}
+
+/** Calls `run` now; a synchronous throw (a store that is not async) becomes a rejection. */
+function invoke(run: () => Promise<unknown>): Promise<unknown> {
+  try {
+    return run();
+  } catch (error) {
+    return Promise.reject(error);
   }
 }
 
@@ -102,14 +117,19 @@ export class TaskRecords {
  * `/tasks/<id>/` and the full result in `/tasks/<id>/result.md`. Fills `result.files` and
  * `result.resultPath`.
  */
-export async function fileResult(
+export function fileResult(
   task: TaskState,
   result: TaskResult,
   parentFiles: FileBackend,
 ): Promise<void> {
-  if (task.conversation?.workspace) {
-    result.files = await mergeWorkspace(task.conversation.workspace, parentFiles, task.snap.id);
-  }
-  const path = await writeResult(parentFiles, task.snap.id, resultMarkdown(task.snap, result));
-  if (path) result.resultPath = path;
+  const write = () =>
+    writeResult(parentFiles, task.snap.id, resultMarkdown(task.snap, result)).then((path) => {
+      if (path) result.resultPath = path;
+    });
+  const workspace = task.conversation?.workspace;
+  if (!workspace) return write();
+  return mergeWorkspace(workspace, parentFiles, task.snap.id).then((files) => {
+    result.files = files;
+    return write();
+  });
 }
