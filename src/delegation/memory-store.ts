@@ -44,10 +44,10 @@ export interface MemoryDelegationStoreOptions {
 function copy<T>(value: T, what: string): T {
   // A string (the usual delegation_result) is immutable and already plain JSON.
   if (typeof value === 'string') return value;
-  // A flat object of JSON scalars (the usual sub_task_data) is copied without a JSON text.
-  const flat = flatCopy(value);
-  if (flat) return flat as T;
   try {
+    // A flat object of JSON scalars (the usual sub_task_data) is copied without a JSON text.
+    const flat = flatCopy(value);
+    if (flat) return flat as T;
     return JSON.parse(JSON.stringify(value)) as T;
   } catch (error) {
     throw new TasklineError(
@@ -58,13 +58,15 @@ function copy<T>(value: T, what: string): T {
 }
 
 /**
- * The copy JSON would make of a plain object whose values are all strings, booleans, null or
- * finite numbers (not -0); undefined for anything else, which goes through JSON instead.
+ * The copy JSON would make of a plain object whose own enumerable values are all strings,
+ * booleans, null or finite numbers (not -0); undefined for anything else (a `toJSON`, an
+ * inherited enumerable key, a nested value), which goes through JSON instead.
  */
 function flatCopy(value: unknown): Record<string, unknown> | undefined {
-  if (!isPlainObject(value)) return undefined;
+  if (!isPlainObject(value) || typeof value.toJSON === 'function') return undefined;
   const out: Record<string, unknown> = {};
   for (const key in value) {
+    if (!Object.hasOwn(value, key)) return undefined;
     const v = value[key];
     const scalar =
       v === null ||

@@ -77,15 +77,17 @@ export function traceTaskManager(): TaskManagerTrace {
     endSpan(entry.span);
   };
   const finished = (task: ObservedTask) => {
-    const entry = ensure(task, false);
-    unqueue(entry);
-    entry.finished = true;
-    setAttributes(entry.span, { [ATTR.delegationStatus]: task.status });
     const attrs = { subagent_type: task.subagentType, mode: task.mode, status: task.status };
     count((i) => i.delegationOutcomes, 1, attrs);
     if (task.endedAt !== undefined) {
       observe((i) => i.delegationLatency, task.endedAt - task.createdAt, attrs);
     }
+    // No entry: the task started while tracing was off, and gets no span now either.
+    const entry = open.get(task.id);
+    if (!entry) return;
+    unqueue(entry);
+    entry.finished = true;
+    setAttributes(entry.span, { [ATTR.delegationStatus]: task.status });
     if (!isLiveSpan(entry.span)) {
       // Tracing is off: nothing to end later, and nothing to keep.
       open.delete(task.id);

@@ -30,6 +30,8 @@ describe('MemoryDelegationStore', () => {
   it('copies flat data exactly as JSON would, own "__proto__" key and all', async () => {
     const store = new MemoryDelegationStore();
     const symbol = Symbol('hidden');
+    const withToJson = { a: 1 };
+    Object.defineProperty(withToJson, 'toJSON', { value: () => ({ b: 2 }) });
     const cases: Array<Record<string | symbol, unknown>> = [
       { text: 'a', n: 1.5, yes: true, none: null },
       JSON.parse('{"__proto__": "own key", "x": 1}') as Record<string, unknown>,
@@ -37,6 +39,7 @@ describe('MemoryDelegationStore', () => {
       { inf: Number.POSITIVE_INFINITY, nan: Number.NaN, gone: undefined },
       { [symbol]: 'not JSON', kept: 'yes' },
       { nested: { deep: [1, { x: 2 }] } },
+      withToJson,
     ];
     for (const [i, data] of cases.entries()) {
       const stored = await store.create(makeRecord(`flat-${i}`, { sub_task_data: data }));
@@ -46,6 +49,20 @@ describe('MemoryDelegationStore', () => {
       expect(Object.getOwnPropertySymbols(stored.sub_task_data)).toEqual([]);
       expect(Object.isFrozen(stored.sub_task_data)).toBe(true);
     }
+    // An enumerable key inherited from a polluted Object.prototype is not JSON's either.
+    Object.defineProperty(Object.prototype, 'polluted', {
+      value: 'no',
+      enumerable: true,
+      configurable: true,
+    });
+    let polluted: Promise<unknown>;
+    try {
+      polluted = store.create(makeRecord('flat-polluted', { sub_task_data: { own: 'yes' } }));
+    } finally {
+      delete (Object.prototype as Record<string, unknown>).polluted;
+    }
+    await polluted;
+    expect(Object.keys((await store.get('flat-polluted'))?.sub_task_data ?? {})).toEqual(['own']);
     const own = (await store.get('flat-1'))?.sub_task_data;
     expect(Object.hasOwn(own ?? {}, '__proto__')).toBe(true);
     expect(Object.is((await store.get('flat-2'))?.sub_task_data.zero, 0)).toBe(true);

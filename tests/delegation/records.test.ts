@@ -4,7 +4,11 @@
 import { describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/delegation/manager.js';
 import { MemoryDelegationStore } from '../../src/delegation/memory-store.js';
-import type { DelegationStore } from '../../src/delegation/record.js';
+import type {
+  DelegationRecord,
+  DelegationStore,
+  StageUpdate,
+} from '../../src/delegation/record.js';
 import { GENERAL_PURPOSE } from '../../src/delegation/subagent.js';
 import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
 import { Lookups, recordEvents, researcher, researchModel } from './helpers.js';
@@ -117,6 +121,38 @@ describe('task records', () => {
       sub_task_data: { parent_task: 't1', origin: 'subagent' },
     });
     expect(inner?.status.execution?.state).toBe('done');
+    await manager.close();
+  });
+
+  it('a store written in plain JavaScript that answers synchronously still records every task', async () => {
+    const inner = new MemoryDelegationStore();
+    const syncAnswers = {
+      create: (record: DelegationRecord) => {
+        void inner.create(record);
+        return record;
+      },
+      setStage: (id: string, stage: string, update: StageUpdate) => {
+        void inner.setStage(id, stage, update);
+        return undefined;
+      },
+      close: () => inner.close(),
+    };
+    const store = Object.assign(Object.create(inner) as DelegationStore, syncAnswers);
+    const manager: TaskManager = new TaskManager({
+      store,
+      namespace: 'sync',
+      subagents: [researcher(() => manager, { delayMs: 0 })],
+      llm: researchModel('Fine.'),
+    });
+    const errors: unknown[] = [];
+    manager.subscribe((e) => {
+      if (e.type === 'store_error') errors.push(e.error);
+    });
+    const task = manager.start({ subagentType: 'researcher', description: 'Quick one' });
+    expect((await manager.wait(task.id)).status).toBe('done');
+    await manager.flush();
+    expect(errors).toEqual([]);
+    expect((await inner.get('sync:t1'))?.status.execution?.state).toBe('done');
     await manager.close();
   });
 

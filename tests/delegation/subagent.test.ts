@@ -13,6 +13,7 @@ import {
 } from '../../src/delegation/runner.js';
 import { defineSubAgent, GENERAL_PURPOSE } from '../../src/delegation/subagent.js';
 import { summarize } from '../../src/delegation/summary.js';
+import type { Workspace } from '../../src/delegation/workspace.js';
 import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
 import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
 
@@ -129,14 +130,14 @@ describe('runHeadless', () => {
 });
 
 describe('general-purpose sub-agent', () => {
-  it('still ends with its answer when its workspace cannot be listed for the merge', async () => {
-    let workspace: { files: MemoryBackend } | undefined;
+  it('still ends with its answer and result file when its workspace cannot be merged', async () => {
+    let workspace: Workspace | undefined;
     const notes = defineSubAgent({
       name: 'notes',
       description: 'Takes notes.',
       instructions: 'Take notes.',
       tools: (ctx) => {
-        workspace = ctx.workspace as { files: MemoryBackend };
+        workspace = ctx.workspace;
         return {};
       },
     });
@@ -153,6 +154,8 @@ describe('general-purpose sub-agent', () => {
     expect(result.status).toBe('done');
     expect(result.summary).toBe('Noted.');
     expect(result.files).toEqual([]);
+    expect(result.resultPath).toBe('/tasks/t1/result.md');
+    expect(await manager.files.read('/tasks/t1/result.md')).toContain('Noted.');
     await manager.close();
   });
 

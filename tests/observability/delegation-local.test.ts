@@ -3,6 +3,7 @@
 // and a provider installed after the manager was made still gets the spans of later tasks.
 import { afterEach, describe, expect, it } from 'vitest';
 import { TaskManager } from '../../src/delegation/manager.js';
+import { defineSubAgent } from '../../src/delegation/subagent.js';
 import { ATTR, METRIC, SPAN } from '../../src/observability/index.js';
 import { researcher, researchModel } from '../delegation/helpers.js';
 import { installTelemetry, type TestTelemetry } from './otel.js';
@@ -50,5 +51,31 @@ describe('delegation spans in one process', () => {
     expect(telemetry.named(SPAN.delegation).map((s) => s.attributes[ATTR.delegationTask])).toEqual([
       lit.id,
     ]);
+  });
+});
+
+describe('tracing turned on while a task runs', () => {
+  it('gives that task no span (it started dark), only its outcome metric', async () => {
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    const slow = defineSubAgent({
+      name: 'slow',
+      description: 'Waits for the test.',
+      instructions: 'Wait.',
+      run: async () => {
+        await gate;
+        return { output: 'Done late.' };
+      },
+    });
+    const manager = new TaskManager({ subagents: [slow], generalPurpose: false });
+    const task = manager.start({ subagentType: 'slow', description: 'Started dark' });
+    telemetry = installTelemetry();
+    release();
+    expect((await manager.wait(task.id)).status).toBe('done');
+    await manager.close();
+    expect(telemetry.named(SPAN.delegation)).toEqual([]);
+    expect(await telemetry.metric(METRIC.delegationOutcomes, { status: 'done' })).toBe(1);
   });
 });

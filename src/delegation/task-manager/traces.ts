@@ -1,7 +1,7 @@
 /**
- * What a task leaves behind: its durable record in the DelegationStore (written in order,
- * off the hot path, failures reported as events) and its result file plus merged child
- * files in the parent's workspace.
+ * What a task leaves behind: its durable record in the DelegationStore (written in order
+ * without waiting for the store, failures reported as events) and its result file plus
+ * merged child files in the parent's workspace.
  */
 import type { FileBackend } from '../../tools/files/backend.js';
 import type { DelegationStore } from '../record.js';
@@ -77,8 +77,8 @@ export class TaskRecords {
   /**
    * Runs one write after the task's earlier ones (at once when none is unsettled); a failure
    * becomes a `store_error` event. Only each task's last write is tracked (the chain settles
-   * in order). This runs for every task, with promise hooks often active, so it adds one
-   * promise per write and no microtask hop when nothing is pending.
+   * in order). This runs for every task, with promise hooks often active: a write issued when
+   * none is pending starts at once and adds one promise (two when it waits behind another).
    */
   #write(task: TaskState, op: (store: DelegationStore) => Promise<unknown>): void {
     const before = task.persist;
@@ -103,10 +103,13 @@ export class TaskRecords {
   }
 }
 
-/** Calls `run` now; a synchronous throw (a store that is not async) becomes a rejection. */
+/**
+ * Calls `run` now, always giving a promise: a synchronous throw (a store that is not async)
+ * becomes a rejection, a plain return value a resolved promise.
+ */
 function invoke(run: () => Promise<unknown>): Promise<unknown> {
   try {
-    return run();
+    return Promise.resolve(run());
   } catch (error) {
     return Promise.reject(error);
   }
@@ -128,8 +131,13 @@ export function fileResult(
     });
   const workspace = task.conversation?.workspace;
   if (!workspace) return write();
-  return mergeWorkspace(workspace, parentFiles, task.snap.id).then((files) => {
-    result.files = files;
-    return write();
-  });
+  // A workspace that cannot be merged leaves the result without files, not without result.md.
+  return mergeWorkspace(workspace, parentFiles, task.snap.id)
+    .then(
+      (files) => {
+        result.files = files;
+      },
+      () => undefined,
+    )
+    .then(write);
 }
