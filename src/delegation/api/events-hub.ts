@@ -66,13 +66,8 @@ export class DelegationEventsHub {
       const allowed =
         canSee(identity, event.record) || (!identity.admin && event.to === identity.agent);
       if (!allowed || !client.seen.add(key)) continue;
-      if (client.socket.bufferedAmount > MAX_BUFFERED) {
-        client.socket.close(1013, 'Client too slow; reconnect and query for missed changes.');
-        this.clients.delete(client);
-        continue;
-      }
       text ??= JSON.stringify(message);
-      client.socket.send(text);
+      this.send(client, text);
     }
   }
 
@@ -81,14 +76,19 @@ export class DelegationEventsHub {
     let text: string | undefined;
     for (const client of this.clients) {
       if (!visible(client.identity)) continue;
-      if (client.socket.bufferedAmount > MAX_BUFFERED) {
-        client.socket.close(1013, 'Client too slow; reconnect and query for missed changes.');
-        this.clients.delete(client);
-        continue;
-      }
       text ??= JSON.stringify(message);
-      client.socket.send(text);
+      this.send(client, text);
     }
+  }
+
+  /** Sends to one client, or drops a client that has fallen too far behind to catch up. */
+  private send(client: Client, text: string): void {
+    if (client.socket.bufferedAmount > MAX_BUFFERED) {
+      client.socket.close(1013, 'Client too slow; reconnect and query for missed changes.');
+      this.clients.delete(client);
+      return;
+    }
+    client.socket.send(text);
   }
 
   /** Number of connected clients. */
