@@ -79,6 +79,9 @@ export {
   type TaskManagerOptions,
 } from './task-manager/options.js';
 
+/** How long `close()` waits for the store to confirm the last record writes. */
+const CLOSE_FLUSH_MS = 10_000;
+
 /**
  * Runs delegated work for one call. The model reaches it through the `task`,
  * `task_status` and `task_cancel` tools (`createDelegationTools`); the host through
@@ -287,7 +290,11 @@ export class TaskManager implements DelegationHost {
     return true;
   }
 
-  /** Cancels everything still running, stops delivering, and waits for record writes. */
+  /**
+   * Cancels everything still running, stops delivering, and waits for record writes — at
+   * most 10 s on the clock: writes a store has still not confirmed by then are reported as
+   * `store_error` events (code `timeout`) and the manager closes anyway.
+   */
   async close(): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
@@ -302,7 +309,15 @@ export class TaskManager implements DelegationHost {
     }
     await Promise.allSettled(pending);
     await this.#delivery.close();
-    await this.flush();
+    if (!(await this.#records.flushWithin(CLOSE_FLUSH_MS, this.#clock))) {
+      const error = new TasklineError(
+        'timeout',
+        `The delegation store did not confirm a record write within ${seconds(CLOSE_FLUSH_MS)} s of closing; the record may be out of date.`,
+      );
+      for (const task of this.#tasks.values()) {
+        if (task.persist !== undefined) this.#events.emit('store_error', task, error);
+      }
+    }
     this.#trace.close();
     if (this.#ownsStore) await this.store.close();
   }

@@ -156,6 +156,40 @@ describe('task records', () => {
     await manager.close();
   });
 
+  it('close gives up on a store that stops answering after 10 s, reporting the lost write', async () => {
+    const clock = new VirtualClock();
+    const inner = new MemoryDelegationStore();
+    const silentOnFinish = Object.assign(Object.create(inner) as DelegationStore, {
+      create: (record: DelegationRecord) => inner.create(record),
+      setStage: () => new Promise<DelegationRecord>(() => {}),
+      close: () => inner.close(),
+    });
+    const manager: TaskManager = new TaskManager({
+      store: silentOnFinish,
+      clock,
+      namespace: 'silent',
+      subagents: [researcher(() => manager, { delayMs: 0 })],
+      llm: researchModel('Fine.'),
+    });
+    const errors: Array<{ taskId: string; error: unknown }> = [];
+    manager.subscribe((e) => {
+      if (e.type === 'store_error') errors.push({ taskId: e.taskId, error: e.error });
+    });
+    const task = manager.start({ subagentType: 'researcher', description: 'Quick one' });
+    expect((await manager.wait(task.id)).status).toBe('done');
+    let closed = false;
+    const closing = manager.close().then(() => {
+      closed = true;
+    });
+    for (let i = 0; i < 3 && !closed; i++) await clock.advance(10_000);
+    await closing;
+    expect(closed).toBe(true);
+    expect(errors).toHaveLength(1);
+    expect(errors[0]?.taskId).toBe(task.id);
+    expect(String(errors[0]?.error)).toMatch(/did not confirm a record write within 10 s/);
+    expect((await inner.get('silent:t1'))?.status.execution?.state).toBe('in_progress');
+  });
+
   it('a failing store is reported as store_error events; the task still completes', async () => {
     const broken: DelegationStore = Object.assign(new MemoryDelegationStore(), {
       create: async () => {

@@ -3,6 +3,7 @@
  * without waiting for the store, failures reported as events) and its result file plus
  * merged child files in the parent's workspace.
  */
+import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { FileBackend } from '../../tools/files/backend.js';
 import type { DelegationStore } from '../record.js';
 import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../records.js';
@@ -72,6 +73,22 @@ export class TaskRecords {
   /** Waits until every write issued so far has settled. */
   async flush(): Promise<void> {
     while (this.#tails.size > 0) await Promise.allSettled([...this.#tails]);
+  }
+
+  /**
+   * Waits for the writes issued so far for at most `ms` on `clock`; true when they all
+   * settled, false when some were still pending (a store that stopped answering).
+   */
+  async flushWithin(ms: number, clock: Clock): Promise<boolean> {
+    let timer: TimerHandle | undefined;
+    const expired = new Promise<false>((resolve) => {
+      timer = clock.setTimer(ms, () => resolve(false));
+    });
+    try {
+      return await Promise.race([this.flush().then(() => true as const), expired]);
+    } finally {
+      timer?.cancel();
+    }
   }
 
   /**
