@@ -32,6 +32,7 @@ export {
   type InputModality,
 } from './core/call.js';
 export type { Clock, TimerHandle } from './core/clock.js';
+export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
 /** The deep agent and its tools: files, todos, execution, skills; also `taskline/deep-agent`. */
 export * as deepAgent from './deep-agent/index.js';

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import type { voice } from '@livekit/agents';
 import { type Clock, systemClock } from './clock.js';
+import type { Expectation } from './expectation.js';
 import { logLine } from './log.js';
 
 /** A key pressed by the caller: one of 0-9, *, #, A-D. */
@@ -54,6 +55,8 @@ export interface CallEvents {
   waiting: [number];
   /** Work that is not speech (a flow writing a checkpoint) started or ended; carries the count. */
   busy: [number];
+  /** What the agent listens for changed (a capture started or ended waiting); see {@link Expectation}. */
+  expecting: [Expectation | undefined];
 }
 
 /** How the caller gave their last answer. */
@@ -93,6 +96,7 @@ export class CallContext {
   private busyCount = 0;
   private secrets = 0;
   private _lastInput: InputModality | undefined;
+  private readonly expectations: Expectation[] = [];
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
     this.session = session;
@@ -220,6 +224,29 @@ export class CallContext {
       if (released) return;
       released = true;
       this.secrets -= 1;
+    };
+  }
+
+  /** What the active capture listens for (the most recent one published), if any. */
+  get expectation(): Expectation | undefined {
+    return this.expectations.at(-1);
+  }
+
+  /**
+   * Publishes what the agent listens for until the returned function is called (a capture
+   * task calls it when it starts waiting and releases it when it ends). Nested captures
+   * stack: the most recent one wins, and releasing it restores the one below.
+   */
+  expect(expectation: Expectation): () => void {
+    this.expectations.push(expectation);
+    this.emitter.emit('expecting', expectation);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const i = this.expectations.lastIndexOf(expectation);
+      if (i >= 0) this.expectations.splice(i, 1);
+      this.emitter.emit('expecting', this.expectation);
     };
   }
 
