@@ -123,6 +123,52 @@ const ROUGH_BEFORE = new Set([
   'probably',
   'perhaps',
 ]);
+/**
+ * Words a recogniser writes for a spoken digit ("four" as "for", "two" as "to", "eight" as
+ * "ate"): next to a number they may be part of it.
+ */
+const SOUNDS_LIKE_A_DIGIT = new Set([
+  'for',
+  'fore',
+  'to',
+  'too',
+  'won',
+  'ate',
+  'tree',
+  'free',
+  'sex',
+  'nein',
+]);
+/**
+ * Digit words a recogniser writes for their homophones, with the words those homophones go
+ * with: "me two" is likely "me too", "want two" "want to", "four sure" "for sure", "we one"
+ * "we won", "i eight" "I ate".
+ */
+const HOMOPHONE_NEIGHBOURS: ReadonlyMap<string, { before?: Set<string>; after?: Set<string> }> =
+  new Map([
+    [
+      'two',
+      {
+        before: new Set(
+          'want need have has had going like love able got try used me wish hope due'.split(' '),
+        ),
+      },
+    ],
+    ['four', { after: new Set('me you us sure now real example instance it them'.split(' ')) }],
+    ['one', { before: new Set('i we you they he she who'.split(' ')) }],
+    ['eight', { before: new Set('i we you they he she just already'.split(' ')) }],
+  ]);
+
+/** True when a one-word number sits where its homophone usually does ("me two"). */
+function mayBeHomophone(word: string, previous?: string, next?: string): boolean {
+  const context = HOMOPHONE_NEIGHBOURS.get(word);
+  if (context === undefined) return false;
+  return (
+    (previous !== undefined && context.before?.has(previous) === true) ||
+    (next !== undefined && context.after?.has(next) === true)
+  );
+}
+
 /** "one sec", "one moment": asking to wait, not a number. */
 const WAIT_UNITS = new Set(['sec', 'second', 'moment', 'minute', 'min', 'mo', 'tick']);
 /** Words that may follow the number (after an optional unit noun): "four of us please". */
@@ -191,8 +237,10 @@ export type Quantity =
 /** A value, possibly approximate, from words that hold exactly one number. */
 function spanValue(input: readonly string[]): { value: number; approximate: boolean } | undefined {
   let words = [...input];
-  // "oh, five": a leading interjection, not a zero.
-  if (words.length > 1 && words[0] === 'oh') words = words.slice(1);
+  // "oh, five": a leading interjection, not a zero. "oh" alone is not a zero either: it is an
+  // interjection, or a "no" as a recogniser writes it ("oh thanks").
+  if (words[0] === 'oh' || words[0] === 'o') words = words.slice(1);
+  if (words.length === 0) return undefined;
   if (words.length === 1) {
     const v = parseNumeric(words[0]!);
     if (v !== undefined) return { value: v, approximate: false };
@@ -222,8 +270,13 @@ function spanValue(input: readonly string[]): { value: number; approximate: bool
   const numeric = (w: string) =>
     isNumberWord(w) || parseNumeric(w) !== undefined || w === 'dozen' || w === 'half';
   if ([...before, ...after].some(numeric)) return undefined;
+  // A digit's homophone next to the number may be part of it, misheard: "twenty for" is
+  // likely "twenty four" (never 20); "for five" may be "four five" (read back the 5).
+  if (SOUNDS_LIKE_A_DIGIT.has(after[0] ?? '')) return undefined;
+  let approximate =
+    SOUNDS_LIKE_A_DIGIT.has(before.at(-1) ?? '') ||
+    (best.end - best.start === 1 && mayBeHomophone(words[best.start]!, before.at(-1), after[0]));
   // "a" right before the number is an article ("a six"), except where it is part of it.
-  let approximate = false;
   for (const w of before) {
     if (ROUGH_BEFORE.has(w)) approximate = true;
     else if (!BEFORE.has(w)) return undefined;
