@@ -139,34 +139,59 @@ const SOUNDS_LIKE_A_DIGIT = new Set([
   'sex',
   'nein',
 ]);
-/**
- * Digit words a recogniser writes for their homophones, with the words those homophones go
- * with: "me two" is likely "me too", "want two" "want to", "four sure" "for sure", "we one"
- * "we won", "i eight" "I ate".
- */
-const HOMOPHONE_NEIGHBOURS: ReadonlyMap<string, { before?: Set<string>; after?: Set<string> }> =
-  new Map([
-    [
-      'two',
-      {
-        before: new Set(
-          'want need have has had going like love able got try used me wish hope due'.split(' '),
-        ),
-      },
-    ],
-    ['four', { after: new Set('me you us sure now real example instance it them'.split(' ')) }],
-    ['one', { before: new Set('i we you they he she who'.split(' ')) }],
-    ['eight', { before: new Set('i we you they he she just already'.split(' ')) }],
-  ]);
+/** Where a word's homophone usually stands: the words before or after it. */
+interface Neighbours {
+  before?: ReadonlySet<string>;
+  after?: ReadonlySet<string>;
+}
 
-/** True when a one-word number sits where its homophone usually does ("me two"). */
-function mayBeHomophone(word: string, previous?: string, next?: string): boolean {
-  const context = HOMOPHONE_NEIGHBOURS.get(word);
-  if (context === undefined) return false;
+const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(' '));
+
+/**
+ * Digit words a recogniser writes for their homophones, where the homophone is the likely
+ * reading: "for sure" heard as "four sure", "I ate" as "I eight", "we won" as "we one". Such a
+ * number is not taken.
+ */
+const LIKELY_HOMOPHONE: ReadonlyMap<string, Neighbours> = new Map([
+  ['four', { after: wordSet('sure real now example instance me you it them') }],
+  ['one', { before: wordSet('i we you they he she who') }],
+  ['eight', { before: wordSet('i we you they he she just already') }],
+]);
+
+/**
+ * Digit words where the homophone is a possible reading ("I need two" or "I need to…"): such
+ * a number is read back before it is taken.
+ */
+const POSSIBLE_HOMOPHONE: ReadonlyMap<string, Neighbours> = new Map([
+  ['two', { before: wordSet('want need have has had going like love able got try used me wish') }],
+]);
+
+function near(
+  table: ReadonlyMap<string, Neighbours>,
+  word: string,
+  previous: string | undefined,
+  next: string | undefined,
+): boolean {
+  const where = table.get(word);
   return (
-    (previous !== undefined && context.before?.has(previous) === true) ||
-    (next !== undefined && context.after?.has(next) === true)
+    where !== undefined &&
+    ((previous !== undefined && where.before?.has(previous) === true) ||
+      (next !== undefined && where.after?.has(next) === true))
   );
+}
+
+/**
+ * Whether a one-word number sits where its homophone usually does: 'likely' ("I eight",
+ * "four sure", "me two" said alone), 'possible' ("I need two"), or undefined.
+ */
+function homophoneReading(words: readonly string[], at: number): 'likely' | 'possible' | undefined {
+  const word = words[at]!;
+  const previous = words[at - 1];
+  const next = words[at + 1];
+  if (near(LIKELY_HOMOPHONE, word, previous, next)) return 'likely';
+  // "me two" alone is "me too"; "give me two" is a number.
+  if (word === 'two' && previous === 'me' && at === 1) return 'likely';
+  return near(POSSIBLE_HOMOPHONE, word, previous, next) ? 'possible' : undefined;
 }
 
 /** "one sec", "one moment": asking to wait, not a number. */
@@ -273,9 +298,9 @@ function spanValue(input: readonly string[]): { value: number; approximate: bool
   // A digit's homophone next to the number may be part of it, misheard: "twenty for" is
   // likely "twenty four" (never 20); "for five" may be "four five" (read back the 5).
   if (SOUNDS_LIKE_A_DIGIT.has(after[0] ?? '')) return undefined;
-  let approximate =
-    SOUNDS_LIKE_A_DIGIT.has(before.at(-1) ?? '') ||
-    (best.end - best.start === 1 && mayBeHomophone(words[best.start]!, before.at(-1), after[0]));
+  const homophone = best.end - best.start === 1 ? homophoneReading(words, best.start) : undefined;
+  if (homophone === 'likely') return undefined;
+  let approximate = homophone === 'possible' || SOUNDS_LIKE_A_DIGIT.has(before.at(-1) ?? '');
   // "a" right before the number is an article ("a six"), except where it is part of it.
   for (const w of before) {
     if (ROUGH_BEFORE.has(w)) approximate = true;
