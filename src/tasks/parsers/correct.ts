@@ -11,7 +11,7 @@ import { normalize, plainWords } from './words.js';
 import { yesNo } from './yesNo.js';
 
 /** Levenshtein distance of two short strings. */
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
@@ -36,7 +36,7 @@ export function spelledTarget(parts: readonly string[], spelled: string): number
   const fits = parts.flatMap((p, i) => {
     const lower = p.toLowerCase();
     if (lower.length === 0 || lower[0] !== s[0]) return [];
-    const d = distance(lower, s);
+    const d = editDistance(lower, s);
     return d <= Math.max(1, Math.floor(s.length / 3)) ? [i] : [];
   });
   return fits.length === 1 ? fits[0] : undefined;
