@@ -50,7 +50,8 @@ function numericChange(text: string, args: Record<string, unknown>): ParseResult
  * yes. Words that answer or qualify ("no", "cancel", "wait", "if") are never taken out.
  */
 function withoutEcho(text: string, action: string | undefined): string {
-  if (!action) return text;
+  // A question back stays one ("yes, charge it?").
+  if (!action || text.includes('?')) return text;
   const echo = new Set(plainWords(action));
   const words = plainWords(text);
   const kept = words.filter(

@@ -69,6 +69,17 @@ const NO_PHRASES: readonly string[] = [
 ];
 
 const YES_PHRASES: readonly string[] = [
+  'sure thing',
+  'right away',
+  'all right',
+  'i agree',
+  'i approve',
+  'approved',
+  'approve',
+  'agreed',
+  'alright',
+  'confirm',
+  'speaking',
   "that's the one",
   'that is the one',
   "i'd love to",
@@ -210,6 +221,19 @@ const NEUTRAL = new Set([
   'may',
   "let's",
   'lets',
+  'be',
+  'just',
+  'then',
+  'bye',
+  'goodbye',
+  "that'd",
+  "it'd",
+  "that'll",
+  "it'll",
+  "i'd",
+  "i'll",
+  "we'd",
+  "we'll",
 ]);
 
 /** Phrases meaning the caller doesn't know: never a yes or a no ("not sure" contains "sure"). */
