@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
-import { initializeLogger, log } from '@livekit/agents';
+import { log } from '@livekit/agents';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import { startLogger } from '../core/log.js';
 import { ApiKeys } from '../delegation/api/auth.js';
 import { type PrometheusMetrics, startPrometheusMetrics } from '../delegation/api/metrics.js';
 import { createDelegationsApi, type DelegationsApi } from '../delegation/api/server.js';
@@ -208,7 +209,7 @@ function ensureLogger(): void {
   try {
     log();
   } catch {
-    initializeLogger({ pretty: false, level: 'info' });
+    startLogger({ level: 'info' });
   }
 }
 

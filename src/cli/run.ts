@@ -1,9 +1,9 @@
 import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
-import { initializeLogger, type llm } from '@livekit/agents';
+import type { llm } from '@livekit/agents';
 import { type CallDemo, type CallerAction, type CallModule, loadCallDemo } from '../app/module.js';
 import { TasklineError } from '../core/errors.js';
-import { logLevelFromEnv } from '../core/log.js';
+import { logLevelFromEnv, startLogger } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { SessionFailures } from '../core/session-failures.js';
 import { formatLine } from '../testing/expect.js';
@@ -100,7 +100,7 @@ function scriptedModel(module: CallModule, demo: CallDemo, options: RunOptions):
  */
 export async function runCall(module: CallModule, options: RunOptions = {}): Promise<unknown> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  initializeLogger({ pretty: false, level: logLevelFromEnv() });
+  startLogger({ level: logLevelFromEnv() });
   const run = await prepare(module, options);
   const call = run.createCall();
   print(`# ${module.name}: ${module.description}`);
