@@ -62,13 +62,20 @@ describe.skipIf(!linux).each([
   ['auto', 'auto'],
   ['the process-group fallback', 'process-group'],
 ] as const)('the local shell ends every process a command started (%s)', (_, containment) => {
+  // Limits far above what the commands take, but for the one test of the limit itself.
   const shell = new LocalShell({
     cwd,
     dangerouslyAllowUnsandboxed: true,
-    timeoutMs: 2_000,
+    timeoutMs: 15_000,
     containment,
   });
-  afterAll(() => shell.close());
+  const limited = new LocalShell({
+    cwd,
+    dangerouslyAllowUnsandboxed: true,
+    timeoutMs: 3_000,
+    containment,
+  });
+  afterAll(() => Promise.all([shell.close(), limited.close()]));
 
   it('returns when the command ends although a setsid child holds its output', async () => {
     const m = mark();
@@ -80,9 +87,9 @@ describe.skipIf(!linux).each([
 
   it('stops a command at its time limit although it waits on a setsid child', async () => {
     const m = mark();
-    const r = await shell.exec(`echo before; setsid -w sleep ${m}`);
+    const r = await limited.exec(`echo before; setsid -w sleep ${m}`);
     expect(r).toMatchObject({ stdout: 'before\n', exitCode: 124, stopped: 'timeout' });
-    expect(r.stderr).toContain('stopped after 2000 ms');
+    expect(r.stderr).toContain('stopped after 3000 ms');
     expect(await until(() => processesWith(m).length === 0)).toBe(true);
   });
 
@@ -115,7 +122,7 @@ describe.skipIf(!linux).each([
 
 describe.skipIf(!linux)('where a PID namespace is available', () => {
   it('holds even a process that leaves the session and clears its environment', async (ctx) => {
-    const shell = new LocalShell({ cwd, dangerouslyAllowUnsandboxed: true, timeoutMs: 2_000 });
+    const shell = new LocalShell({ cwd, dangerouslyAllowUnsandboxed: true, timeoutMs: 15_000 });
     if ((await shell.containment()) !== 'pid-namespace') {
       console.info('skipped: this machine gives no PID namespace (unshare refused)');
       ctx.skip();
@@ -145,7 +152,7 @@ function node(source: string): Promise<{ out: string; code: number | null }> {
     child.stderr.on('data', (b) => {
       out += b;
     });
-    const timer = setTimeout(() => child.kill('SIGKILL'), 90_000);
+    const timer = setTimeout(() => child.kill('SIGKILL'), 140_000);
     child.on('close', (code) => {
       clearTimeout(timer);
       resolve({ out, code });
@@ -182,5 +189,5 @@ describe('closing sandboxes while they work', () => {
     );
     expect(r.out).toContain('close returned "cancelled"');
     expect(r.code).toBe(0);
-  }, 90_000);
+  }, 150_000);
 });

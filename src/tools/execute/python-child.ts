@@ -278,6 +278,29 @@ export function pythonChildMain(): void {
     '(__taskline_run, __taskline_settle)',
   ].join('\n');
 
+  /**
+   * Removes symbolic links on the way to a workspace file the host sends: the workspace says
+   * a directory (or the file) is there, and writing through a link would put the file where
+   * the next walk does not find it, so it would be reported deleted.
+   */
+  const unlinkAlong = (path: string) => {
+    let at = '';
+    for (const part of path.split('/').filter(Boolean)) {
+      at = `${at}/${part}`;
+      let st: { mode: number };
+      try {
+        st = fs.lstat(at);
+      } catch {
+        return; // nothing there yet: nothing further down either
+      }
+      if (fs.isLink(st.mode)) {
+        fs.unlink(at);
+        reportedLinks.delete(at);
+        return;
+      }
+    }
+  };
+
   /** The files the run changed, deleted, or could not hand back. */
   const collectFiles = () => {
     const files: string[] = [];
@@ -303,7 +326,8 @@ export function pythonChildMain(): void {
       reportedLinks.add(path);
       skipped.push({ path, reason: 'symbolic link: only regular files are saved' });
     }
-    for (const path of [...reportedLinks]) if (!links.includes(path)) reportedLinks.delete(path);
+    const linked = new Set(links);
+    for (const path of [...reportedLinks]) if (!linked.has(path)) reportedLinks.delete(path);
     const removed = [...known].filter((p) => !present.has(p));
     for (const p of removed) known.delete(p);
     return { changed, removed, skipped };
@@ -339,6 +363,7 @@ export function pythonChildMain(): void {
         known.delete(path);
       }
       for (const f of msg.put) {
+        unlinkAlong(f.path);
         const parent = f.path.slice(0, f.path.lastIndexOf('/')) || '/';
         fs.mkdirTree(parent);
         fs.writeFile(f.path, f.content ?? '');

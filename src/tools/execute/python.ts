@@ -8,9 +8,9 @@
  *
  * A run ends all its work: what it left scheduled is cleared in the child, and a child that is
  * not idle soon after the result is replaced. Memory is capped twice: the interpreter's
- * WebAssembly memory (Python gets a MemoryError past `memoryLimitMb`) and, on POSIX, the
- * whole process's data segment (`ulimit -d`), which also bounds what JavaScript allocates for
- * Python. A crash is its own outcome (`stopped: 'crashed'`, exit code 125, with the error), and
+ * WebAssembly memory (Python gets a MemoryError past `memoryLimitMb`) and, where the OS
+ * enforces it, the whole process's data segment (`ulimit -d`), which also bounds what
+ * JavaScript allocates for Python. A crash is its own outcome (`stopped: 'crashed'`, exit code 125, with the error), and
  * the files the run wrote are saved when the interpreter could still hand them back.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
@@ -59,8 +59,8 @@ export interface PythonSandboxOptions {
   maxSyncBytes?: number;
   /**
    * Most memory Python's objects may take, in MiB (default 512): past it Python raises
-   * MemoryError. On POSIX systems the child process as a whole is also held to this plus
-   * 1 GiB (its data segment), so memory allocated on the JavaScript side is bounded too.
+   * MemoryError. Where the OS enforces `ulimit -d` (Linux) the child process as a whole is
+   * also held to this plus 1 GiB, so memory allocated on the JavaScript side is bounded too.
    */
   memoryLimitMb?: number;
   /** Clock of the time limits (default: the wall clock). */
