@@ -8,6 +8,7 @@
 import type { voice } from '@livekit/agents';
 import { ensureLogger } from '../../core/log.js';
 import { loadOptional } from '../../core/optional.js';
+import { TURN_VAD_OPTIONS, useTaskAwareTurns } from '../../tasks/turn-detector.js';
 import { espeakUnavailable } from '../../testing/espeak.js';
 import { startFakeOpenAI } from '../../testing/openai-server.js';
 import { CallerSpeech, speechEndpoints } from '../../testing/speech-endpoints.js';
@@ -36,6 +37,12 @@ export async function audioUnavailable(): Promise<string | undefined> {
 export interface AudioModeOptions extends AudioDriverOptions {
   /** Extra session options (e.g. `turnHandling`), merged over the audio pipeline's. */
   sessionOptions?: Omit<voice.AgentSessionOptions, 'llm'>;
+  /**
+   * Who ends the caller's turns: `taskline` (default) — task-aware end of turn with
+   * taskline's VAD and endpointing settings (docs/latency.md), as the room entry runs;
+   * `upstream` — upstream's default VAD and turn settings (a baseline).
+   */
+  turnTaking?: 'taskline' | 'upstream';
 }
 
 /** Starts what audio mode needs (VAD model, local speech server) and returns the mode. */
@@ -52,10 +59,11 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
     '@livekit/agents-plugin-openai',
     feature,
   );
-  const vad = await silero.VAD.load();
+  const taskline = options.turnTaking !== 'upstream';
+  const vad = await silero.VAD.load(taskline ? TURN_VAD_OPTIONS : {});
   const callerSpeech = new CallerSpeech();
   const server = await startFakeOpenAI([], { extraRoutes: speechEndpoints({ callerSpeech }) });
-  const { sessionOptions, ...driverOptions } = options;
+  const { sessionOptions, turnTaking: _turnTaking, ...driverOptions } = options;
   return {
     name: 'audio',
     async sessionOptions() {
@@ -72,6 +80,8 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
       };
     },
     attach(session, callId) {
+      // Unless the options chose a turn detector of their own.
+      if (taskline && !sessionOptions?.turnHandling?.turnDetection) useTaskAwareTurns(session);
       return new AudioDriver(session, callId, callerSpeech, driverOptions);
     },
     async close() {
