@@ -98,11 +98,26 @@ export const expectationSchema = z
 const mask = z.boolean().optional().meta({ description: 'Show the keys as * in transcripts.' });
 const turnExpect = { expect: expectationSchema.optional() };
 
+const pauseSpec = z.strictObject({
+  after: z.int().min(1).meta({ description: 'Words said before the pause.' }),
+  for: duration.meta({ description: 'How long the caller pauses.' }),
+});
+const speechOptions = {
+  pause: z
+    .union([pauseSpec, z.array(pauseSpec).min(1).max(10)])
+    .optional()
+    .meta({
+      description:
+        'Audio mode: the caller pauses mid-sentence (a list: several pauses, each `after` counted from the start). Text mode says the line whole.',
+    }),
+};
+
 /** One caller turn. */
 export const turnSchema = z.union([
   z.literal('hangup').meta({ description: 'The caller hangs up.' }),
   z.strictObject({
     say: z.string().min(1).meta({ description: 'The caller says this.' }),
+    ...speechOptions,
     ...turnExpect,
   }),
   z.strictObject({
@@ -127,6 +142,7 @@ export const turnSchema = z.union([
     after: duration.optional().meta({
       description: "Audio mode: start this long after the agent's prompt starts (default 500ms).",
     }),
+    ...speechOptions,
     ...turnExpect,
   }),
   z.strictObject({ hangup: z.literal(true), ...turnExpect }),

@@ -87,6 +87,12 @@ export const TURN_TIMING = {
   acknowledgement: 'Okay.',
   /** Longest wait for the acknowledgement to play before the turn ends anyway. */
   acknowledgementMaxMs: 3_000,
+  /**
+   * After the acknowledgement has played, how long the turn stays open: speech the caller
+   * began while it played needs this long for the VAD to report it (50 ms of speech, 32 ms
+   * windows, inference).
+   */
+  afterAcknowledgementMs: 150,
 } as const;
 
 /** Upstream endpointing for task-aware turns: short when complete, long when not. */
@@ -239,6 +245,7 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
       }),
     ]);
     clearTimeout(timer);
+    await new Promise((resolve) => setTimeout(resolve, TURN_TIMING.afterAcknowledgementMs));
   }
 
   /** Waits until `unknownDelayMs` after the end of the caller's speech (bounded by it). */

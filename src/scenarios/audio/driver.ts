@@ -32,6 +32,25 @@ const POLL_MS = 20;
 const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 const CALLER = 'caller';
 
+type PauseSpec = { after: number; for: number | string };
+
+/** The words of a line between its pauses, each with the pause before it (ms). */
+function splitAtPauses(text: string, pauses: PauseSpec[]): { words: string; pauseMs: number }[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const parts: { words: string; pauseMs: number }[] = [];
+  let from = 0;
+  let pauseMs = 0;
+  for (const pause of [...pauses].sort((a, b) => a.after - b.after)) {
+    const at = Math.min(pause.after, words.length);
+    if (at <= from) continue;
+    parts.push({ words: words.slice(from, at).join(' '), pauseMs });
+    from = at;
+    pauseMs = durationMs(pause.for);
+  }
+  if (from < words.length) parts.push({ words: words.slice(from).join(' '), pauseMs });
+  return parts;
+}
+
 /** Whether a turn speaks over the agent (so the turn before it must not wait for quiet). */
 function overlaps(turn: TurnSpec | undefined): boolean {
   if (!turn || typeof turn === 'string') return false;
@@ -113,10 +132,10 @@ export class AudioDriver implements CallDriver {
       return { interruptions: this.interruptions() - interruptedBefore };
     }
     if ('say' in turn) {
-      endedAt = await this.say(turn.say);
+      endedAt = await this.say(turn.say, turn.pause);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
-      endedAt = await this.say(turn.barge_in);
+      endedAt = await this.say(turn.barge_in, turn.pause);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -143,13 +162,26 @@ export class AudioDriver implements CallDriver {
     await this.line.close();
   }
 
-  /** Speaks `text` (registered with the oracle first); resolves when the last sample was sent. */
-  private async say(text: string): Promise<number> {
-    const pcm = await synthesize(text, { sampleRate: this.line.sampleRate });
-    this.callerSpeech.register(text, pcm);
+  /**
+   * Speaks `text` (each part registered with the oracle first), pausing mid-sentence where
+   * the turn says; resolves when the last sample was sent.
+   */
+  private async say(text: string, pause?: PauseSpec | PauseSpec[]): Promise<number> {
+    const parts = splitAtPauses(text, pause === undefined ? [] : [pause].flat());
+    const rate = this.line.sampleRate;
+    const pcms = await Promise.all(parts.map((p) => synthesize(p.words, { sampleRate: rate })));
+    for (let i = 0; i < parts.length; i++) this.callerSpeech.register(parts[i]!.words, pcms[i]!);
     this.note(this.call.expectsSecret ? '****' : text, 'speech');
-    const spoken = await this.bounded(this.line.speak(pcm), 'the caller to finish speaking');
-    return spoken.endedAt;
+    let spoken: Promise<{ endedAt: number }> | undefined;
+    parts.forEach((p, i) => {
+      if (p.pauseMs > 0) {
+        const silence = new Int16Array(Math.round((p.pauseMs * rate) / 1000));
+        void this.line.speak({ samples: silence, sampleRate: rate });
+      }
+      spoken = this.line.speak(pcms[i]!);
+    });
+    const done = await this.bounded(spoken!, 'the caller to finish speaking');
+    return done.endedAt;
   }
 
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */
