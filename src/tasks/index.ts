@@ -44,4 +44,14 @@ export {
   time,
   yesNo,
 } from './prebuilt.js';
+export {
+  TaskAwareTurnDetector,
+  type TaskAwareTurnOptions,
+  type TextTurnDetector,
+  TURN_TIMING,
+  TURN_VAD_OPTIONS,
+  type TurnDecision,
+  taskAwareTurnHandling,
+  useTaskAwareTurns,
+} from './turn-detector.js';
 export { type KeypadEntry, type ParseContext, type TaskSpec, TypedTask } from './typed-task.js';
