@@ -15,6 +15,7 @@ import type { CallDriver, TurnMeasure } from '../driver.js';
 import { durationMs, type TurnSpec } from '../schema.js';
 import { AgentSpeaker } from './agent-speaker.js';
 import { CallerLine } from './caller-line.js';
+import { StageRecorder } from './stages.js';
 
 /** Timing knobs of the audio caller (all bounded waits). */
 export interface AudioDriverOptions {
@@ -64,6 +65,7 @@ export class AudioDriver implements CallDriver {
   private readonly call: CallContext;
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
+  private readonly stages: StageRecorder;
   private closed = false;
   private readonly closedPromise: Promise<void>;
   private readonly quietMs: number;
@@ -82,6 +84,7 @@ export class AudioDriver implements CallDriver {
     this.guardMs = options.guardMs ?? 45_000;
     this.bargeInAfterMs = options.bargeInAfterMs ?? 500;
     this.call = attachCall(session, { callId, callerIdentity: CALLER });
+    this.stages = new StageRecorder(session);
     session.input.audio = this.line;
     session.output.audio = this.speaker;
     const visit = () => {
@@ -149,9 +152,19 @@ export class AudioDriver implements CallDriver {
       await this.wait(ms);
     }
     const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next);
+    const spoke = endedAt !== undefined && ('say' in turn || 'barge_in' in turn);
     return {
       ...(endedAt !== undefined && answeredAt !== undefined
         ? { latencyMs: answeredAt - endedAt }
+        : {}),
+      ...(spoke && endedAt !== undefined
+        ? {
+            stages: this.stages.stagesSince(
+              endedAt,
+              answeredAt,
+              this.speaker.played.map((p) => p.startedAt),
+            ),
+          }
         : {}),
       interruptions: this.interruptions() - interruptedBefore,
     };
