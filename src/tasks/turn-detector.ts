@@ -250,7 +250,11 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
 
   /** Waits until `unknownDelayMs` after the end of the caller's speech (bounded by it). */
   private async holdUntilOrdinary(): Promise<void> {
-    const endedAt = this.speechEndedAt ?? Date.now();
+    // A final transcript can come before the session's VAD reports the end of speech (the
+    // recogniser's own VAD cut the segment at the same silence a moment sooner): the speech
+    // then ended about one silence ago.
+    const silence = this.session?.vad?.minSilenceDuration ?? 0;
+    const endedAt = this.speechEndedAt ?? Date.now() - silence;
     const wait = Math.min(this.unknownDelayMs, endedAt + this.unknownDelayMs - Date.now());
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
   }

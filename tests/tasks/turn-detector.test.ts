@@ -30,7 +30,8 @@ function expecting(table: Record<string, TurnJudgement>, task = 'phone'): Expect
 }
 
 function setup(options: ConstructorParameters<typeof TaskAwareTurnDetector>[0] = {}) {
-  const session = new voice.AgentSession({});
+  // No VAD: the end of speech is "now" when the prediction is asked for.
+  const session = new voice.AgentSession({ vad: null });
   const call = attachCall(session);
   const decisions: TurnDecision[] = [];
   const detector = new TaskAwareTurnDetector({
