@@ -81,6 +81,11 @@ export class ApiKeys {
     return ApiKeys.parse(text, `Keys file ${path}`);
   }
 
+  /** True when `text` is one of the configured keys (so a log can mask it wherever it is). */
+  isKey(text: string): boolean {
+    return text.length >= 16 && text.length <= 512 && this.byDigest.has(digest(text));
+  }
+
   /** The identity for an `Authorization` header value (or a bare token). */
   resolve(header: string | undefined): Identity | 'missing' | 'unknown' {
     if (header === undefined || header.trim() === '') return 'missing';
@@ -98,6 +103,11 @@ export function canSee(identity: Identity, record: DelegationRecord): boolean {
     record.sender_subject_id === identity.agent ||
     record.target_subject_id === identity.agent
   );
+}
+
+/** One name per key holder, never shared by an agent and an admin: `agent:<id>`, `admin:<name>`. */
+export function ownerOf(identity: Identity): string {
+  return identity.admin ? `admin:${identity.name}` : `agent:${identity.agent}`;
 }
 
 /** The agent id an identity acts as on a record (admins act as the given fallback). */

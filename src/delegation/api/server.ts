@@ -1,5 +1,6 @@
+import type { Socket } from 'node:net';
 import type {} from '@fastify/websocket';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
@@ -24,6 +25,94 @@ import { type PrometheusMetrics, registerMetrics } from './metrics.js';
 import { isPublicRoute } from './public-route.js';
 import { type RequestLogOptions, registerRequestLog } from './request-log.js';
 import { registerDelegationRoutes } from './routes.js';
+import { tokenFromUrl } from './url-secrets.js';
+
+/**
+ * Bounds on connections, so no client — with a key or without — can hold the server's sockets:
+ * every request must arrive whole within a time limit, and connections and WebSocket clients
+ * are capped in total and per client.
+ */
+export interface ServerLimits {
+  /** A request (headers and body) must arrive whole within this long, or it gets 408 and is closed (default 30 s). */
+  requestTimeoutMs?: number;
+  /** The headers must arrive within this long (default 10 s; at most `requestTimeoutMs`). */
+  headersTimeoutMs?: number;
+  /** An idle keep-alive connection is closed after this long (default 5 s). */
+  keepAliveTimeoutMs?: number;
+  /** A connection with no traffic at all is closed after this long (default 60 s; WebSockets exempt). */
+  idleTimeoutMs?: number;
+  /** Most open connections, WebSockets included (default 1,024); more are answered 503 and closed. */
+  maxConnections?: number;
+  /** Most open connections from one IP address (default 256; 0: no per-address cap, e.g. behind a proxy). */
+  maxConnectionsPerIp?: number;
+  /** Most WebSocket clients at once (default 1,000). */
+  maxWebSockets?: number;
+  /** Most WebSocket clients of one key (default 32); more are refused with 429. */
+  maxWebSocketsPerKey?: number;
+}
+
+/** The default {@link ServerLimits}. */
+export const DEFAULT_LIMITS: Required<ServerLimits> = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  idleTimeoutMs: 60_000,
+  maxConnections: 1_024,
+  maxConnectionsPerIp: 256,
+  maxWebSockets: 1_000,
+  maxWebSocketsPerKey: 32,
+};
+
+/** A plain HTTP answer written straight to a socket the server will not serve. */
+function refuseSocket(socket: Socket, message: string): void {
+  const body = JSON.stringify({ success: false, code: 'unavailable', message });
+  socket.end(
+    `HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\nRetry-After: 5\r\n\r\n${body}`,
+  );
+  socket.destroySoon();
+}
+
+/** Caps connections per remote address on `server` (see {@link ServerLimits}). */
+function capConnections(server: FastifyInstance['server'], limits: Required<ServerLimits>): void {
+  const byAddress = new Map<string, number>();
+  let open = 0;
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress ?? 'unknown';
+    const mine = byAddress.get(address) ?? 0;
+    if (open >= limits.maxConnections) {
+      refuseSocket(
+        socket,
+        `The server has its maximum of ${limits.maxConnections} connections; try again later.`,
+      );
+      return;
+    }
+    if (limits.maxConnectionsPerIp > 0 && mine >= limits.maxConnectionsPerIp) {
+      refuseSocket(
+        socket,
+        `Too many connections from ${address} (${limits.maxConnectionsPerIp}); close some first.`,
+      );
+      return;
+    }
+    open += 1;
+    byAddress.set(address, mine + 1);
+    socket.once('close', () => {
+      open -= 1;
+      const left = (byAddress.get(address) ?? 1) - 1;
+      if (left > 0) byAddress.set(address, left);
+      else byAddress.delete(address);
+    });
+  });
+}
+
+/** Answers a refusal and closes the connection after it (the client may still be sending). */
+function refuseAndClose(reply: FastifyReply, request: FastifyRequest): void {
+  reply.header('connection', 'close');
+  // A refused upgrade socket is not tracked by the HTTP server: close it ourselves, or it would
+  // stay open and hold up shutdown.
+  if (request.headers.upgrade !== undefined) {
+    reply.raw.once('finish', () => request.raw.socket?.destroy());
+  }
+}
 
 /** Options of {@link createDelegationsApi}. */
 export interface DelegationsApiOptions {
@@ -55,6 +144,8 @@ export interface DelegationsApiOptions {
   console?: boolean | { assetsDir?: string };
   /** Live calls reported by voice processes (`POST /calls/events`), pushed on the WebSocket. */
   calls?: CallBoardOptions;
+  /** Time limits and caps on connections and WebSocket clients (see {@link DEFAULT_LIMITS}). */
+  limits?: ServerLimits;
 }
 
 /** A built API: the Fastify app plus lifecycle. */
@@ -95,9 +186,22 @@ export async function createDelegationsApi(
   ]);
   const clock = options.clock ?? systemClock;
   const bodyLimit = options.bodyLimit ?? 256 * 1024;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const app = Fastify({
     logger: false,
     bodyLimit,
+    requestTimeout: limits.requestTimeoutMs,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // How often Node looks for requests past their time (its default, 30 s, would let a slow
+      // request live up to a minute past a 30 s limit).
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(1_000, Math.floor(limits.requestTimeoutMs / 4)),
+      ),
+    },
     // Ids are up to 200 characters (the record schema); longer path segments get 414.
     routerOptions: { maxParamLength: 256 },
     onProtoPoisoning: 'error',
@@ -116,7 +220,11 @@ export async function createDelegationsApi(
     },
   });
   const identities = new WeakMap<FastifyRequest, Identity>();
-  const hub = new DelegationEventsHub();
+  const hub = new DelegationEventsHub({
+    maxClients: limits.maxWebSockets,
+    maxClientsPerKey: limits.maxWebSocketsPerKey,
+  });
+  capConnections(app.server, limits);
   registerJsonBody(app, bodyLimit);
 
   app.setErrorHandler((error: unknown, request, reply) => {
@@ -154,6 +262,7 @@ export async function createDelegationsApi(
         const who = identities.get(request);
         return who === undefined ? undefined : who.admin ? `admin:${who.name}` : who.agent;
       },
+      isKey: (text) => options.keys.isKey(text),
       ...(typeof options.requestLog === 'object' ? options.requestLog : {}),
     });
   }
@@ -163,24 +272,20 @@ export async function createDelegationsApi(
 
   app.addHook('onRequest', async (request, reply) => {
     if (isPublicRoute(request)) return;
-    // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead.
-    const query = request.query as Record<string, unknown> | undefined;
+    // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead,
+    // read the one way the request log reads it (url-secrets.ts).
     const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
-    const header =
-      request.headers.authorization ??
-      (upgrade && typeof query?.access_token === 'string' ? query.access_token : undefined);
-    const identity = options.keys.resolve(header);
-    if (upgrade && typeof identity === 'string') {
-      // A refused upgrade socket is not tracked by the HTTP server: close it ourselves, or it
-      // would stay open and hold up shutdown.
-      reply.header('connection', 'close');
-      reply.raw.once('finish', () => request.raw.socket?.destroy());
+    const token = upgrade ? tokenFromUrl(request.url) : undefined;
+    if (token === 'ambiguous') {
+      refuseAndClose(reply, request);
+      return fail(reply, 401, 'unauthorized', 'Send one access_token, not several.');
     }
-    if (identity === 'missing') {
-      return fail(reply, 401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.');
-    }
-    if (identity === 'unknown') {
-      return fail(reply, 401, 'unauthorized', 'Unknown API key.');
+    const identity = options.keys.resolve(request.headers.authorization ?? token);
+    if (identity === 'missing' || identity === 'unknown') {
+      refuseAndClose(reply, request);
+      return identity === 'missing'
+        ? fail(reply, 401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.')
+        : fail(reply, 401, 'unauthorized', 'Unknown API key.');
     }
     identities.set(request, identity);
   });
@@ -193,10 +298,32 @@ export async function createDelegationsApi(
   };
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  app.get('/delegations/events', { websocket: true }, (socket, request) => {
-    // Clients only listen; anything they send is ignored.
-    socket.on('message', () => {});
-    hub.add(socket, identityOf(request));
+  app.route({
+    method: 'GET',
+    url: '/delegations/events',
+    // A plain GET (no upgrade) gets the envelope, saying how to connect.
+    handler: async (_request, reply) => {
+      reply.header('upgrade', 'websocket');
+      return fail(
+        reply,
+        426,
+        'upgrade_required',
+        'GET /delegations/events is a WebSocket: connect with Upgrade: websocket (browsers: ?access_token=<key>).',
+      );
+    },
+    preHandler: async (request, reply) => {
+      if (request.headers.upgrade?.toLowerCase() !== 'websocket') return;
+      const refused = hub.refusal(identityOf(request));
+      if (refused) {
+        refuseAndClose(reply, request);
+        return fail(reply, 429, 'limit_exceeded', refused);
+      }
+    },
+    wsHandler: (socket, request) => {
+      // Clients only listen; anything they send is ignored.
+      socket.on('message', () => {});
+      hub.add(socket, identityOf(request));
+    },
   });
 
   registerHealth(app, {
