@@ -181,7 +181,7 @@ describe('WebSocket caps', () => {
 
   it('refuses a key past its cap with 429; other keys and freed slots still connect', async () => {
     const { url } = await serve({ maxWebSocketsPerKey: 3, maxWebSockets: 5 });
-    const mine = [];
+    const mine: Array<{ status: number; socket: WebSocket }> = [];
     for (let i = 0; i < 3; i++) mine.push(await upgrade(url, KEYS.voice));
     expect(mine.map((m) => m.status)).toEqual([101, 101, 101]);
     expect((await upgrade(url, KEYS.voice)).status).toBe(429);
