@@ -296,7 +296,7 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
 
       await page.getByRole('tab', { name: 'Calls' }).click();
       await page.locator('tr[data-call="evil-1"][data-owner="agent:voice-bot"]').click();
-      await expect.poll(() => count("#diagram svg g.node"), WAIT).toBe(3);
+      await expect.poll(() => count('#diagram svg g.node'), WAIT).toBe(3);
       expect(
         await count('#diagram img, #diagram foreignObject, #diagram image, #diagram b, #diagram i'),
       ).toBe(0);
