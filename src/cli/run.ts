@@ -1,11 +1,11 @@
-import { readFileSync } from 'node:fs';
 import { createInterface } from 'node:readline';
 import { initializeLogger, type llm } from '@livekit/agents';
 import { type CallDemo, type CallerAction, type CallModule, loadCallDemo } from '../app/module.js';
-import { TasklineError } from '../core/errors.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
 import { logLevelFromEnv } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { SessionFailures } from '../core/session-failures.js';
+import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../scenarios/bounded-read.js';
 import { formatLine } from '../testing/expect.js';
 import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
 
@@ -190,19 +190,22 @@ async function interact(
   }
 }
 
-/** Reads and checks a JSON caller script (before any call starts). */
-export function readScript(path: string): CallerAction[] {
+/** Largest caller script read (1 MiB). */
+export const MAX_SCRIPT_BYTES = MAX_INPUT_FILE_BYTES;
+
+/**
+ * Reads and checks a JSON caller script (before any call starts): a regular file of at most
+ * `maxBytes` (a device such as /dev/zero, a pipe or a huge file is refused before it is read).
+ */
+export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerAction[] {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFileCapped(path, { what: 'caller script', maxBytes });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new TasklineError(
-      'not_found',
-      code === 'ENOENT'
-        ? `The script ${path} does not exist.`
-        : `Cannot read the script ${path}: ${String(error)}`,
-    );
+    if (isTasklineError(error, 'not_found')) {
+      throw new TasklineError('not_found', `The script ${path} does not exist.`);
+    }
+    throw error;
   }
   let data: unknown;
   try {
