@@ -104,6 +104,27 @@ function capConnections(server: FastifyInstance['server'], limits: Required<Serv
   });
 }
 
+/**
+ * What Node reports about a connection before any route runs (a request past its time, headers
+ * too large, bytes that are not HTTP), answered in the envelope like every other error.
+ */
+function clientError(error: NodeJS.ErrnoException, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, text, message] =
+    error.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+      ? [408, 'Request Timeout', 'The request did not arrive whole in time; send it at once.']
+      : error.code === 'HPE_HEADER_OVERFLOW'
+        ? [431, 'Request Header Fields Too Large', 'The request headers are too large.']
+        : [400, 'Bad Request', 'The request is not valid HTTP.'];
+  const body = JSON.stringify({ success: false, code: 'bad_request', message });
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${text}\r\nContent-Type: application/json\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 /** Answers a refusal and closes the connection after it (the client may still be sending). */
 function refuseAndClose(reply: FastifyReply, request: FastifyRequest): void {
   reply.header('connection', 'close');
@@ -191,6 +212,7 @@ export async function createDelegationsApi(
     logger: false,
     bodyLimit,
     requestTimeout: limits.requestTimeoutMs,
+    clientErrorHandler: clientError,
     connectionTimeout: limits.idleTimeoutMs,
     keepAliveTimeout: limits.keepAliveTimeoutMs,
     http: {

@@ -130,6 +130,7 @@ describe('requests must arrive whole, in time', () => {
       closedWithin(headers.socket, 10_000),
     ]);
     expect(body.received()).toMatch(/^HTTP\/1\.1 408 /);
+    expect(body.received()).toContain('"success":false'); // the envelope, as everywhere
     expect(bodyMs).toBeGreaterThanOrEqual(900);
     expect(headersMs).toBeGreaterThanOrEqual(400);
   });

@@ -11,7 +11,7 @@ import { readScript } from '../../src/cli/run.js';
 import { loadScenario } from '../../src/scenarios/load.js';
 import { IVR_BANK, root, scratchDir } from '../scenarios/helpers.js';
 
-const scratch = scratchDir('cli-bounds');
+const scratch = scratchDir('cli-runaway');
 afterAll(() => scratch.remove());
 
 interface Exit {
