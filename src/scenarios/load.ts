@@ -6,8 +6,8 @@
 import { basename, dirname, resolve } from 'node:path';
 import { type Document, isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { z } from 'zod/v4';
+import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/bounded-read.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
-import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from './bounded-read.js';
 import { type ScenarioSpec, scenarioSchema, turnSchema } from './schema.js';
 
 /** A scenario with where it came from. */

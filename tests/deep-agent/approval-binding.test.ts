@@ -221,6 +221,26 @@ describe('an approval record answered over the HTTP API', () => {
   });
 });
 
+describe('an approver that is the requester', () => {
+  it('is refused: nothing is written and nothing runs', async () => {
+    const self = new ApprovalGate(
+      {
+        tools: ['charge_room'],
+        caller: false,
+        delegations: { store, sender: 'voice-agent', target: 'voice-agent' },
+      },
+      { clock },
+    );
+    const said = await callTool(self.guard({ charge_room: chargeRoom() })[0]!, {
+      room: '1204',
+      amount: 5,
+    });
+    expect(String(said)).toContain('is the agent asking for approval');
+    expect((await store.query({})).items).toEqual([]);
+    expect(charges).toEqual([]);
+  });
+});
+
 /** A second approval in the same test (a new tool call id). */
 async function ask2(amount: number): Promise<{ result: Promise<unknown>; id: string }> {
   const guarded = gate.guard({ charge_room: chargeRoom() })[0]!;

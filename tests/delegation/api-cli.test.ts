@@ -91,6 +91,10 @@ describe('taskline delegations serve: arguments', () => {
     expect(() => parseServeArgs(['--keys', join(dir, 'missing.json')], {})).toThrow(
       /Cannot read the keys file/,
     );
+    // A device never ends: refused before it is read.
+    expect(() => parseServeArgs(['--keys', '/dev/zero'], {})).toThrow(
+      /Cannot read the keys file \/dev\/zero: .*a device; a keys file must be a regular file/,
+    );
     expect(() => parseServeArgs(['--db', 'a.db', '--postgres', PG_URL], env)).toThrow(
       /--db or --postgres/,
     );

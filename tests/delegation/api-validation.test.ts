@@ -162,6 +162,15 @@ describe('wrong types are 400s naming the field', () => {
     const ok = await call('POST', '/delegations/query?limit=5', '{}');
     expect(ok).toMatchObject({ status: 200, body: { success: true } });
   });
+
+  it('on the other routes: no query parameters, and DELETE takes no body', async () => {
+    await call('POST', '/delegations', JSON.stringify({ ...base, delegation_id: 'v-2' }));
+    await refused('GET', '/delegations/v-2?limit=1', undefined, /no query parameters; got "limit"/);
+    await refused('PUT', '/delegations/v-2?x=1', { workflow_level: 2 }, /no query parameters/);
+    await refused('DELETE', '/delegations/v-2', { delegation_id: 'v-2' }, /DELETE takes no body/);
+    expect((await call('GET', '/delegations/v-2')).status).toBe(200);
+    expect((await call('DELETE', '/delegations/v-2', '{}')).status).toBe(200);
+  });
 });
 
 describe('ids that name a route', () => {

@@ -4,7 +4,7 @@
 // /dev/zero, a pipe and a 2 MiB file are refused before they are read. Each wait is bounded by
 // the child's exit, with a hard wall-clock limit.
 import { spawn, spawnSync } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { closeSync, openSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { readScript } from '../../src/cli/run.js';
@@ -22,7 +22,11 @@ interface Exit {
 }
 
 /** Runs `taskline …`; kills it (and fails) if it is still running after `hardMs`. */
-function taskline(args: string[], hardMs: number): Promise<Exit> {
+function taskline(
+  args: string[],
+  hardMs: number,
+  stdin: 'ignore' | number = 'ignore',
+): Promise<Exit> {
   const env: NodeJS.ProcessEnv = { ...process.env };
   delete env.OPENAI_API_KEY;
   const started = Date.now();
@@ -30,15 +34,15 @@ function taskline(args: string[], hardMs: number): Promise<Exit> {
     const child = spawn(process.execPath, [join(root, 'bin/taskline.js'), ...args], {
       cwd: root,
       env,
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [stdin, 'pipe', 'pipe'],
       detached: true, // its own group, so the hard limit can stop its workers too
     });
     let stdout = '';
     let stderr = '';
-    child.stdout.on('data', (d) => {
+    child.stdout?.on('data', (d) => {
       stdout += d;
     });
-    child.stderr.on('data', (d) => {
+    child.stderr?.on('data', (d) => {
       stderr += d;
     });
     const hard = setTimeout(() => {
@@ -156,6 +160,23 @@ describe('every file size-capped', () => {
 });
 
 describe('taskline run: bounded', () => {
+  it('--interactive stops on input that never ends a line (stdin from /dev/zero)', {
+    timeout: 90_000,
+  }, async () => {
+    const zero = openSync('/dev/zero', 'r');
+    try {
+      const r = await taskline(
+        ['run', 'examples/ivr-bank', '--interactive', '--scripted'],
+        80_000,
+        zero,
+      );
+      expect(r.code).toBe(1);
+      expect(r.stderr).toContain('A typed line is longer than 8 KiB');
+    } finally {
+      closeSync(zero);
+    }
+  });
+
   it('stops a busy-looping bot at --timeout', { timeout: 90_000 }, async () => {
     const r = await taskline(['run', busy, '--timeout', '3'], 80_000);
     expect(r.code).toBe(1);

@@ -134,6 +134,13 @@ describe('requests must arrive whole, in time', () => {
     expect(bodyMs).toBeGreaterThanOrEqual(900);
     expect(headersMs).toBeGreaterThanOrEqual(400);
   });
+
+  it('closes a connection that never sends a byte', async () => {
+    const { port } = await serve({ requestTimeoutMs: 1_000, headersTimeoutMs: 500 });
+    const silent = open(port);
+    await silent.ready;
+    await closedWithin(silent.socket, 10_000);
+  });
 });
 
 describe('connection caps', () => {

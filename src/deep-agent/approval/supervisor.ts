@@ -106,6 +106,16 @@ export async function askThroughRecords(
   signal?: AbortSignal,
 ): Promise<ApprovalDecision & { recordId: string }> {
   const id = `approval-${randomUUID()}`;
+  const sender = approver.sender ?? 'voice-agent';
+  const target = approver.target ?? 'supervisor';
+  if (sender === target) {
+    // The requester's own key could then settle its own approval.
+    return {
+      decision: 'reject',
+      reason: `the approver (${target}) is the agent asking for approval; give the supervisor its own agent id`,
+      recordId: id,
+    };
+  }
   const now = clock.now();
   const created = await approver.store.create({
     delegation_id: id,
@@ -113,8 +123,8 @@ export async function askThroughRecords(
     sub_task_id: request.tool.slice(0, 200),
     workflow_level: typeof request.origin === 'string' ? 0 : 1,
     delegation_type: APPROVAL_RECORD_TYPE,
-    sender_subject_id: approver.sender ?? 'voice-agent',
-    target_subject_id: approver.target ?? 'supervisor',
+    sender_subject_id: sender,
+    target_subject_id: target,
     status: {
       [APPROVAL_STAGE]: {
         state: 'pending',

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod/v4';
+import { readTextFileCapped } from '../../core/bounded-read.js';
 import { TasklineError } from '../../core/errors.js';
 import type { DelegationRecord } from '../record.js';
 
@@ -67,11 +67,11 @@ export class ApiKeys {
     return new ApiKeys(entries);
   }
 
-  /** Reads keys from a JSON file. */
+  /** Reads keys from a JSON file (a regular file of at most 1 MiB). */
   static fromFile(path: string): ApiKeys {
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readTextFileCapped(path, { what: 'keys file' });
     } catch (error) {
       throw new TasklineError(
         'invalid_argument',

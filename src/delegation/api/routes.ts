@@ -17,6 +17,7 @@ import {
   RESULT_STAGE,
 } from '../record.js';
 import { loadWithStale } from '../stores/change.js';
+import { isPlainObject } from '../validate.js';
 import { canSee, type Identity } from './auth.js';
 import { recordEtag } from './digest.js';
 import { HttpError, MESSAGES, parsePart, written } from './envelope.js';
@@ -68,6 +69,17 @@ function ifMatch(request: FastifyRequest): ((record: DelegationRecord) => void) 
       `Delegation ${record.delegation_id} changed since the version you sent in If-Match; read it again (its ETag is ${recordEtag(record)}).`,
     );
   };
+}
+
+/** Refuses query parameters on a route that takes none (only the query route pages). */
+function noQuery(request: FastifyRequest): void {
+  const names = Object.keys((request.query as Record<string, unknown> | undefined) ?? {});
+  if (names.length > 0) {
+    throw new TasklineError(
+      'invalid_argument',
+      `This route takes no query parameters; got ${names.map((n) => JSON.stringify(n)).join(', ')}.`,
+    );
+  }
 }
 
 /** Both checks, in order. */
@@ -140,6 +152,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   };
 
   app.get('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
     const record = await load(request, id);
     reply.header('etag', recordEtag(record));
@@ -147,6 +160,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   });
 
   app.post('/delegations', async (request, reply) => {
+    noQuery(request);
     const record = parseCreateBody(request.body);
     const identity = deps.identityOf(request);
     if (!identity.admin && record.sender_subject_id !== identity.agent) {
@@ -169,6 +183,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   });
 
   app.put('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
     const patch = parseUpdateBody(request.body);
     await load(request, id);
@@ -182,7 +197,12 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   });
 
   app.delete('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
+    const body = request.body;
+    if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
+      throw new TasklineError('invalid_argument', 'DELETE takes no body (or an empty one).');
+    }
     const record = await load(request, id);
     checkDelete(deps.identityOf(request), record);
     ifMatch(request)?.(record);
@@ -214,6 +234,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   });
 
   app.put('/delegations/:id/status/:stage', async (request, reply) => {
+    noQuery(request);
     const { id, stage } = parsePart(request, 'params', StageParams);
     const body = parseStatusBody(request.body);
     const found = await loadStale(request, id);
@@ -236,6 +257,7 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   });
 
   app.put('/delegations/submit_result/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
     const body = parseSubmitBody(request.body);
     const found = await loadStale(request, id);

@@ -4,7 +4,7 @@
  * is checked before anything is read, and no more than the cap is ever read even if it grows.
  */
 import { closeSync, constants, fstatSync, openSync, readSync } from 'node:fs';
-import { TasklineError, type TasklineErrorCode } from '../core/errors.js';
+import { TasklineError, type TasklineErrorCode } from './errors.js';
 
 /** Largest scenario file or caller script read (1 MiB). */
 export const MAX_INPUT_FILE_BYTES = 1024 * 1024;
