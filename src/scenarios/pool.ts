@@ -10,10 +10,11 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { TasklineError } from '../core/errors.js';
+import type { AudioHearingOptions } from './audio/mode.js';
 import type { CallMode } from './driver.js';
 import { runScenarioFile, type ScenarioReport } from './scenario.js';
 import { textMode } from './text-mode.js';
-import type { WorkerReply, WorkerRequest } from './worker.js';
+import type { WorkerReply, WorkerRequest, WorkerSettings } from './worker.js';
 
 /** Options for {@link runScenarioFiles}. */
 export interface RunFilesOptions {
@@ -21,6 +22,10 @@ export interface RunFilesOptions {
   jobs?: number;
   /** Audio mode instead of text mode. */
   audio?: boolean;
+  /** How audio mode hears the caller: recogniser, voices, phone line, hints. */
+  hearing?: AudioHearingOptions;
+  /** What fails a run: everything (default) or only wrong captured values and errors. */
+  judge?: 'all' | 'captures';
   /** Upper bound for one scenario file (all its repeats), ms (default 120 s text, 300 s audio). */
   timeoutMs?: number;
   /** Called as each scenario finishes (in finishing order). */
@@ -55,8 +60,9 @@ export async function runScenarioFiles(
     reports[index] = report;
     options.onReport?.(report);
   };
+  const run = { ...(options.judge ? { judge: options.judge } : {}) };
   if (jobs === 1) {
-    const mode = await modeFor(audio);
+    const mode = await modeFor(audio, options.hearing);
     try {
       const lane = async () => {
         while (next < files.length) {
@@ -64,7 +70,7 @@ export async function runScenarioFiles(
           finish(
             index,
             await bounded(
-              runScenarioFile(files[index]!, { mode }),
+              runScenarioFile(files[index]!, { mode, ...run }),
               files[index]!,
               audio,
               timeoutMs,
@@ -84,7 +90,10 @@ export async function runScenarioFiles(
     while (next < files.length) {
       const index = next++;
       const file = files[index]!;
-      workers[w] ??= new WorkerProcess(audio);
+      workers[w] ??= new WorkerProcess(audio, {
+        ...(options.hearing ? { hearing: options.hearing } : {}),
+        ...run,
+      });
       const worker = workers[w]!;
       const report = await worker.run(file, timeoutMs).catch((error: unknown) => {
         // A hung or dead worker fails what it was running; a fresh one takes the rest.
@@ -117,10 +126,10 @@ function defaultJobs(audio: boolean, files: number): number {
 
 const TEXT_FILES_PER_PROCESS = 16;
 
-async function modeFor(audio: boolean): Promise<CallMode> {
+async function modeFor(audio: boolean, hearing?: AudioHearingOptions): Promise<CallMode> {
   if (!audio) return textMode;
   const { audioMode } = await import('./audio/mode.js');
-  return audioMode();
+  return audioMode(hearing);
 }
 
 function bounded(
@@ -161,7 +170,7 @@ class WorkerProcess {
   private readonly exited: Promise<number | null>;
   private readonly crashes = new Map<number, (error: Error) => void>();
 
-  constructor(audio: boolean) {
+  constructor(audio: boolean, settings: WorkerSettings) {
     const entry = workerEntry();
     this.child = fork(entry.file, [], {
       execArgv: [...inheritedExecArgv(), ...entry.execArgv],
@@ -169,6 +178,7 @@ class WorkerProcess {
         ...process.env,
         ...entry.env,
         TASKLINE_SCENARIO_MODE: audio ? 'audio' : 'text',
+        TASKLINE_SCENARIO_SETTINGS: JSON.stringify(settings),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',

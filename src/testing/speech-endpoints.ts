@@ -16,8 +16,11 @@ import { parseTranscriptionPrompt } from '../core/recognizer-hints.js';
 import { decodeWav, encodeWav, type Pcm, resample, synthesize } from './espeak.js';
 import type { Recognition, RecognitionHints, Recognizer } from './recognizer.js';
 
-const SPEECH_PATH = '/v1/audio/speech';
-const TRANSCRIPTION_PATH = '/v1/audio/transcriptions';
+/**
+ * `/v1/audio/speech` and `/v1/audio/transcriptions`, optionally under `/v1/calls/{id}/`: a
+ * client pointed at `…/v1/calls/{id}` has its transcriptions reported with that call id.
+ */
+const ROUTE = /^\/v1(?:\/calls\/([A-Za-z0-9_.:-]{1,128}))?\/audio\/(speech|transcriptions)$/;
 const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
 /** Samples compared per probe; exact 16-bit matches of this length do not happen by chance. */
 const PROBE = 48;
@@ -81,6 +84,10 @@ export class CallerSpeech implements Recognizer {
 
 /** One transcription the endpoint answered (for reports: what the agent heard). */
 export interface TranscriptionEvent {
+  /** The call id of the request path (`/v1/calls/{id}/audio/transcriptions`), if any. */
+  call?: string;
+  /** When the request arrived (performance.now()): the end of the audio segment, give or take. */
+  receivedAt: number;
   /** Length of the audio segment, ms. */
   audioMs: number;
   /** Hints the request carried (from its prompt), if any. */
@@ -107,7 +114,10 @@ export function speechEndpoints(options: SpeechEndpointOptions) {
   const recognizer = options.recognizer ?? options.callerSpeech;
   if (!recognizer) throw new TypeError('speechEndpoints needs a recognizer or callerSpeech');
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-    if (path !== SPEECH_PATH && path !== TRANSCRIPTION_PATH) return false;
+    const route = ROUTE.exec(path);
+    if (!route) return false;
+    const receivedAt = performance.now();
+    const call = route[1];
     if (req.method !== 'POST') {
       sendError(res, 405, 'method_not_allowed', `Use POST for ${path}.`);
       return true;
@@ -120,8 +130,12 @@ export function speechEndpoints(options: SpeechEndpointOptions) {
       return true;
     }
     try {
-      if (path === SPEECH_PATH) await speak(body, res, options);
-      else await transcribe(req, body, res, recognizer, options.onTranscription);
+      if (route[2] === 'speech') await speak(body, res, options);
+      else {
+        await transcribe(req, body, res, recognizer, (event) =>
+          options.onTranscription?.({ ...(call ? { call } : {}), receivedAt, ...event }),
+        );
+      }
     } catch (error) {
       if (!res.headersSent) sendError(res, 400, 'invalid_request', (error as Error).message);
       else res.destroy();
@@ -168,7 +182,7 @@ async function transcribe(
   body: Buffer,
   res: ServerResponse,
   recognizer: Recognizer,
-  onTranscription: SpeechEndpointOptions['onTranscription'],
+  onTranscription: (event: Omit<TranscriptionEvent, 'call' | 'receivedAt'>) => void,
 ) {
   const form = await new Request('http://local/', {
     method: 'POST',
@@ -189,7 +203,7 @@ async function transcribe(
     // A recogniser that failed heard nothing: a server error, never an empty transcript.
     return sendError(res, 500, 'recognizer_failed', (error as Error).message);
   }
-  onTranscription?.({
+  onTranscription({
     audioMs: (wav.samples.length / wav.sampleRate) * 1000,
     ...(hints ? { hints } : {}),
     recognition,
