@@ -1,11 +1,11 @@
-// Type-checks the TypeScript samples of README.md against the built package, as a user
+// Type-checks the TypeScript samples of README.md and docs/*.md against the built package, as a user
 // would compile them: each ```ts block that is not marked `// fragment` is written to a
 // folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and its
 // subpaths (`taskline/telephony`, `taskline/testing`, …) resolve through package.json
 // "exports" to dist/ (the bundle's types), not to src/. Errors are reported at their
 // README.md line. Run after `npm run build`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,7 +20,24 @@ for (const entry of Object.values(pkg.exports)) {
   }
 }
 
-const samples = readmeSamples(readFileSync(join(root, 'README.md'), 'utf8'));
+// README.md's samples keep their names; a docs page's get its name in front (docs-hearing-01.ts),
+// and a named one (`// name.ts`) stays importable by the other samples of the same page.
+const docs = existsSync(join(root, 'docs'))
+  ? readdirSync(join(root, 'docs'))
+      .filter((f) => f.endsWith('.md'))
+      .sort()
+      .map((f) => `docs/${f}`)
+  : [];
+const samples = ['README.md', ...docs].flatMap((doc) =>
+  readmeSamples(readFileSync(join(root, doc), 'utf8')).map((s) => ({
+    ...s,
+    doc,
+    file:
+      doc === 'README.md' || !/^readme-\d+\.ts$/.test(s.file)
+        ? s.file
+        : `${doc.replace(/^docs\//, 'docs-').replace(/\.md$/, '')}-${s.file.slice('readme-'.length)}`,
+  })),
+);
 const compiled = samples.filter((s) => !s.fragment);
 const names = new Set();
 for (const s of compiled) {
@@ -75,7 +92,7 @@ try {
       /^([\w.-]+\.ts)\((\d+),(\d+)\)/gm,
       (all, file, line, col) => {
         const s = byFile.get(file);
-        return s ? `README.md:${s.line + Number(line) - 1}:${col} (${file})` : all;
+        return s ? `${s.doc}:${s.line + Number(line) - 1}:${col} (${file})` : all;
       },
     );
     console.error(out.trim());
@@ -85,7 +102,7 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      `README samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
+      `README and docs samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
     );
   }
 } finally {

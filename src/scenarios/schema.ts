@@ -150,6 +150,10 @@ export const turnSchema = z.union([
   z.literal('hangup').meta({ description: 'The caller hangs up.' }),
   z.strictObject({
     say: z.string().min(1).meta({ description: 'The caller says this.' }),
+    unless_misheard: z.string().min(1).optional().meta({
+      description:
+        'Audio mode: what the caller says instead when the agent misheard their previous answer (a caller who hears a wrong read-back says no, e.g. say: "yes", unless_misheard: "no"). Text mode always says \'say\'.',
+    }),
     ...speechOptions,
     ...turnExpect,
   }),

@@ -103,6 +103,8 @@ export interface SpeechEndpointOptions {
   recognizer?: Recognizer;
   /** Called after each transcription with what was heard. */
   onTranscription?: (event: TranscriptionEvent) => void;
+  /** Called when a transcription request arrives, with its call id (see {@link TranscriptionEvent}). */
+  onTranscriptionStart?: (call: string | undefined) => void;
   /** espeak-ng voice of the agent (default "en-us"). */
   voice?: string;
   /** Agent speech rate, words per minute (default 175). */
@@ -132,9 +134,24 @@ export function speechEndpoints(options: SpeechEndpointOptions) {
     try {
       if (route[2] === 'speech') await speak(body, res, options);
       else {
-        await transcribe(req, body, res, recognizer, (event) =>
-          options.onTranscription?.({ ...(call ? { call } : {}), receivedAt, ...event }),
-        );
+        options.onTranscriptionStart?.(call);
+        let answered = false;
+        try {
+          await transcribe(req, body, res, recognizer, (event) => {
+            answered = true;
+            options.onTranscription?.({ ...(call ? { call } : {}), receivedAt, ...event });
+          });
+        } finally {
+          // every start is paired with an end: a failed request reports an empty transcription
+          if (!answered) {
+            options.onTranscription?.({
+              ...(call ? { call } : {}),
+              receivedAt,
+              audioMs: 0,
+              recognition: { text: '', source: 'language-model', ms: 0 },
+            });
+          }
+        }
       }
     } catch (error) {
       if (!res.headersSent) sendError(res, 400, 'invalid_request', (error as Error).message);

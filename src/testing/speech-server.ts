@@ -34,6 +34,8 @@ export interface SpeechServerOptions {
   port?: number;
   /** Called after each transcription with what was heard. */
   onTranscription?: (event: TranscriptionEvent) => void;
+  /** Called when a transcription request arrives (with its call id, if any). */
+  onTranscriptionStart?: (call: string | undefined) => void;
 }
 
 /** A running speech server. */
@@ -72,6 +74,9 @@ export async function startSpeechServer(options: SpeechServerOptions = {}): Prom
         recognizer,
         ...(options.agentVoice ? { voice: options.agentVoice } : {}),
         ...(options.onTranscription ? { onTranscription: options.onTranscription } : {}),
+        ...(options.onTranscriptionStart
+          ? { onTranscriptionStart: options.onTranscriptionStart }
+          : {}),
       }),
     });
   } catch (error) {

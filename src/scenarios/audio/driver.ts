@@ -16,6 +16,7 @@ import {
   type PromptableStt,
   promptHints,
 } from '../../core/recognizer-hints.js';
+import { phraseWords } from '../../testing/hint-grammar.js';
 import type { TranscriptLine } from '../../testing/simulated-caller.js';
 import type { CallerSpeech, TranscriptionEvent } from '../../testing/speech-endpoints.js';
 import { speak, type Voice } from '../../testing/voices.js';
@@ -52,6 +53,8 @@ export interface AudioDriverOptions {
 }
 
 const POLL_MS = 20;
+/** Longest the driver waits at the end of a call for transcriptions still being made. */
+const TRANSCRIPTION_GRACE_MS = 15_000;
 const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 const CALLER = 'caller';
 
@@ -96,6 +99,7 @@ export class AudioDriver implements CallDriver {
   /** The caller's utterances with when they were on the line, for what was heard. */
   private readonly utterances: Utterance[] = [];
   private readonly closeHandlers: Array<() => void> = [];
+  private inFlight = 0;
   /** Caller lines said while a secret was expected: what was heard is masked too. */
   private readonly masked = new WeakSet<TranscriptLine>();
   private closed = false;
@@ -179,7 +183,9 @@ export class AudioDriver implements CallDriver {
       return { interruptions: this.interruptions() - interruptedBefore };
     }
     if ('say' in turn) {
-      endedAt = await this.say(turn.say, turn);
+      const words =
+        turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
+      endedAt = await this.say(words, turn);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in, turn);
@@ -208,6 +214,9 @@ export class AudioDriver implements CallDriver {
   async close(): Promise<void> {
     this.stopHints?.();
     try {
+      // What the recogniser is still working on belongs in the transcript (bounded wait).
+      const until = performance.now() + TRANSCRIPTION_GRACE_MS;
+      while (this.inFlight > 0 && performance.now() < until) await this.wait(POLL_MS);
       if (!this.closed) await this.bounded(this.session.close(), 'the session to close');
       await this.line.close();
     } finally {
@@ -274,6 +283,22 @@ export class AudioDriver implements CallDriver {
     // A masked answer (a spoken PIN) stays masked in what was heard too.
     if (this.masked.has(line)) line.heard = '****';
     else line.heard = line.heard ? `${line.heard} ${text}` : text;
+  }
+
+  /**
+   * Whether the agent misheard the caller's latest answer: its heard words differ from the
+   * scripted ones (compared as a recogniser writes them), as a caller listening to a read-back
+   * would notice.
+   */
+  private misheard(): boolean {
+    const last = this.utterances.at(-1)?.line;
+    if (!last || this.masked.has(last)) return false;
+    return phraseWords(last.heard ?? '').join(' ') !== phraseWords(last.text).join(' ');
+  }
+
+  /** A transcription of this call's audio started (+1) or ended (−1). */
+  transcribing(delta: number): void {
+    this.inFlight = Math.max(0, this.inFlight + delta);
   }
 
   /** Calls `fn` once the driver has closed. */

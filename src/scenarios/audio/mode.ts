@@ -109,8 +109,14 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
   const calls = new Map<string, AudioDriver>();
   const speech = await startSpeechServer({
     recognizer,
+    onTranscriptionStart: (call) => {
+      if (call) calls.get(call)?.transcribing(+1);
+    },
     onTranscription: (event) => {
-      if (event.call) calls.get(event.call)?.transcribed(event);
+      if (event.call) {
+        calls.get(event.call)?.transcribed(event);
+        calls.get(event.call)?.transcribing(-1);
+      }
       options.onTranscription?.(event);
     },
   });
