@@ -158,7 +158,8 @@ function score(t: Tally, said: string, heard: string, question: Question, meant:
 }
 
 async function recognition() {
-  const recognizer = await PocketsphinxRecognizer.start();
+  // a generous bound: the figures are about what is heard, on a machine that may be busy
+  const recognizer = await PocketsphinxRecognizer.start({ timeoutMs: 180_000 });
   const out: Record<string, { hints: Tally; noHints: Tally; ms: number[] }> = {};
   try {
     for (const lineName of LINES) {

@@ -148,9 +148,11 @@ function swapCost(a: string, b: string): number {
 
 /**
  * Compares the grammar's words with the free decode's, phone by phone (a Levenshtein
- * alignment where a swap within a broad class — vowel for vowel — costs half): "no thanks"
- * vs "oh thanks" agrees, "yes" vs "us" agrees, "eight four" vs "four" does not ("eight" was
- * not heard: the grammar inserted it), "no no yes" vs "i lost my wallet" does not.
+ * alignment where a swap within a broad class — vowel for vowel — costs half; a grammar word
+ * counts as heard when at least half its phones were heard exactly): "no thanks" vs "oh
+ * thanks" agrees, "five" vs "fight" agrees, "four" vs "five" does not (only F was heard: on a
+ * noisy line the grammar picked the wrong digit), "eight four" vs "four" does not ("eight"
+ * was not heard: the grammar inserted it), "no no yes" vs "i lost my wallet" does not.
  */
 export function agreement(grammar: readonly PhonedWord[], free: readonly PhonedWord[]): Agreement {
   const g = grammar.flatMap((w, i) => w.phones.map((p) => ({ p, word: i })));
@@ -169,7 +171,8 @@ export function agreement(grammar: readonly PhonedWord[], free: readonly PhonedW
       );
     }
   }
-  // Walk back the alignment: how much of each grammar word's sound was heard.
+  // Walk back the alignment: how many of each grammar word's phones were heard exactly (a
+  // swap within a class lowers the score but is not counted as heard: "four" vs "five").
   const heard = new Array<number>(grammar.length).fill(0);
   let i = g.length;
   let j = f.length;
@@ -177,7 +180,7 @@ export function agreement(grammar: readonly PhonedWord[], free: readonly PhonedW
     const here = cost[i * cols + j]!;
     const swap = swapCost(g[i - 1]!.p, f[j - 1]!);
     if (here === cost[(i - 1) * cols + j - 1]! + swap) {
-      heard[g[i - 1]!.word]! += 1 - swap;
+      if (swap === 0) heard[g[i - 1]!.word]! += 1;
       i--;
       j--;
     } else if (here === cost[(i - 1) * cols + j]! + 1) i--;

@@ -76,7 +76,7 @@ describe('phone line effects', () => {
   it('merges a scenario line over the named one, and names the lines it knows', () => {
     expect(mergeLine(linePreset('phone'), { level_db: 0 })).toMatchObject({
       level_db: 0,
-      noise: { kind: 'pink', snr_db: 25 },
+      noise: { kind: 'pink', snr_db: 35 },
     });
     expect(() => linePreset('tin-can')).toThrow(/use one of clean, phone, g711/);
     expect(activeRms(new Int16Array(10))).toBe(0);

@@ -21,6 +21,8 @@ const PHONES: Record<string, string> = {
   floor: 'F L AO R',
   yes: 'Y EH S',
   us: 'AH S',
+  five: 'F AY V',
+  fight: 'F AY T',
   i: 'AY',
   lost: 'L AO S T',
   my: 'M AY',
@@ -55,7 +57,13 @@ describe('hint grammar', () => {
     expect(trusted('no thanks', 'oh thanks')).toBe(true);
     expect(trusted('no', 'oh')).toBe(true);
     expect(trusted('four', 'for')).toBe(true);
-    expect(trusted('yes', 'us')).toBe(true);
+    expect(trusted('five', 'fight')).toBe(true);
+  });
+
+  it('never trusts a digit the free decode heard as another (a wrong value is worse than none)', () => {
+    expect(trusted('five', 'four')).toBe(false);
+    expect(trusted('four', 'five')).toBe(false);
+    expect(trusted('yes', 'us')).toBe(false);
   });
 
   it('never trusts a word the grammar made up, or an answer to another question', () => {

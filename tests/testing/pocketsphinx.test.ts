@@ -1,10 +1,18 @@
 // The real recogniser: Debian pocketsphinx in a warm worker, behind the local STT endpoint
 // upstream's openai plugin calls, hearing flite callers — with and without hints per question.
+
+import { voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { AudioFrame } from '@livekit/rtc-node';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { attachCall } from '../../src/core/call.js';
 import type { Expectation } from '../../src/core/expectation.js';
-import { transcriptionPrompt } from '../../src/core/recognizer-hints.js';
+import { ensureLogger } from '../../src/core/log.js';
+import {
+  applyRecognizerHints,
+  promptHints,
+  transcriptionPrompt,
+} from '../../src/core/recognizer-hints.js';
 import type { Pcm } from '../../src/testing/espeak.js';
 import { PocketsphinxRecognizer, pocketsphinxUnavailable } from '../../src/testing/pocketsphinx.js';
 import type { TranscriptionEvent } from '../../src/testing/speech-endpoints.js';
@@ -79,6 +87,24 @@ describe.skipIf(missing)('pocketsphinx behind the local STT endpoint', () => {
     );
     expect(await hear('I lost my wallet', 'flite:kal16', prompt)).toBe('i lost my wallet');
     expect(heard.at(-1)!.recognition.source).toBe('language-model');
+  }, 60_000);
+
+  it("takes its hints from the capture the call publishes, through the plugin's own options", async () => {
+    ensureLogger();
+    const stt = new openai.STT(speech.sttOptions);
+    const call = attachCall(new voice.AgentSession({ stt }));
+    const stop = applyRecognizerHints(call, promptHints(stt));
+    const release = call.expect(expecting('digits', []));
+    const segment = padded(
+      await speak('four one five, five five five, zero one nine nine', parseVoice('flite:awb')),
+    );
+    const event = await stt.recognize(new AudioFrame(segment, 16_000, 1, segment.length));
+    expect(event.alternatives?.[0]?.text).toBe('four one five five five five zero one nine nine');
+    expect(heard.at(-1)!.hints).toEqual({ kind: 'digits', phrases: [] });
+    release();
+    stop();
+    await stt.recognize(new AudioFrame(segment, 16_000, 1, segment.length));
+    expect(heard.at(-1)!.hints).toBeUndefined();
   }, 60_000);
 
   it('keeps no digit the grammar made up ("four" is not heard as "eight four")', async () => {

@@ -251,24 +251,15 @@ export class AudioDriver implements CallDriver {
   }
 
   /**
-   * The recogniser answered for a segment of this call's line: its words belong to the
-   * utterance the segment overlaps most (the segment ends when the request arrives), or,
-   * when it overlaps none, to something the line carried (noise, echo) heard as speech.
+   * The recogniser answered for a segment of this call's line. Segments come in the order
+   * they were spoken, and on a busy machine upstream sends one seconds after its audio ended,
+   * so its words belong to the caller's latest utterance begun before the request arrived; a
+   * segment before any utterance is something the line carried (noise, echo) heard as speech.
    */
   transcribed(event: TranscriptionEvent): void {
     const text = event.recognition.text.trim();
     if (!text) return;
-    const end = event.receivedAt;
-    const start = end - event.audioMs;
-    let best: Utterance | undefined;
-    let bestOverlap = 0;
-    for (const u of this.utterances) {
-      const overlap = Math.min(end, u.endedAt ?? end) - Math.max(start, u.startedAt);
-      if (overlap > bestOverlap) {
-        best = u;
-        bestOverlap = overlap;
-      }
-    }
+    const best = this.utterances.findLast((u) => u.startedAt < event.receivedAt);
     if (!best) {
       this.transcript.push({
         role: 'caller',

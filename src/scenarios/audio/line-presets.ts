@@ -11,8 +11,8 @@ import type { LineSpec } from '../schema.js';
  */
 export const LINE_PRESETS: Record<string, LineSpec> = {
   clean: {},
-  phone: { level_db: -6, noise: { kind: 'pink', snr_db: 25 } },
-  g711: { codec: 'mulaw', level_db: -6, noise: { kind: 'pink', snr_db: 25 } },
+  phone: { level_db: -6, noise: { kind: 'pink', snr_db: 35 } },
+  g711: { codec: 'mulaw', level_db: -6, noise: { kind: 'pink', snr_db: 35 } },
   noisy: { noise: { kind: 'pink', snr_db: 10 } },
   white: { noise: { kind: 'white', snr_db: 15 } },
   babble: { noise: { kind: 'babble', snr_db: 10 } },
