@@ -66,8 +66,11 @@ export class CallerSpeech {
 
 /** Options for {@link speechEndpoints}. */
 export interface SpeechEndpointOptions {
-  /** The caller audio the transcription endpoint knows. */
-  callerSpeech: CallerSpeech;
+  /**
+   * The caller audio the transcription endpoint knows: a {@link CallerSpeech}, or any
+   * oracle that turns a segment into the words behind it ("" when it does not know them).
+   */
+  callerSpeech: Pick<CallerSpeech, 'transcribe'>;
   /** espeak-ng voice of the agent (default "en-us"). */
   voice?: string;
   /** Agent speech rate, words per minute (default 175). */
@@ -137,7 +140,7 @@ async function transcribe(
   req: IncomingMessage,
   body: Buffer,
   res: ServerResponse,
-  callerSpeech: CallerSpeech,
+  callerSpeech: Pick<CallerSpeech, 'transcribe'>,
 ) {
   const form = await new Request('http://local/', {
     method: 'POST',
