@@ -2,8 +2,14 @@
 # Builds the LiveKit parts the real-server e2e suite (`npm run test:livekit`) runs, from the
 # Go module proxy, and caches them on this machine (outside the repo), keyed by version:
 #   livekit-server  go install github.com/livekit/livekit-server/cmd/server@v1.13.5
-#   livekit-sip     go install github.com/livekit/sip/cmd/livekit-sip@v1.11.0   (only with --sip;
-#                   cgo with Debian's libopus-dev libopusfile-dev libsoxr-dev pkg-config)
+#   livekit-sip     github.com/livekit/sip/cmd/livekit-sip v1.8.0   (only with --sip; cgo with
+#                   Debian's libopus-dev libopusfile-dev libsoxr-dev pkg-config)
+# livekit-sip: the Go module proxy serves github.com/livekit/sip only at v1.8.0, the version
+# livekit-server v1.13.5 itself requires (v1.9.0-v1.11.x answer 403 "This module version is
+# not available"). `go install …@v1.8.0` still fails, because it reads the module's version
+# list for deprecation notices and that list is refused too; so the binary is built with
+# `go build` inside a scratch module that requires sip v1.8.0 (same sources, same checksums
+# from sum.golang.org).
 # A cached binary is reused; nothing is rebuilt unless its version changes. The first build of
 # livekit-server takes about 2.5 minutes on 2 cores (a cold module cache adds the downloads).
 #
@@ -20,8 +26,8 @@ set -euo pipefail
 
 SERVER_MODULE=github.com/livekit/livekit-server/cmd/server
 SERVER_VERSION=v1.13.5
-SIP_MODULE=github.com/livekit/sip/cmd/livekit-sip
-SIP_VERSION=v1.11.0
+SIP_MODULE=github.com/livekit/sip
+SIP_VERSION=v1.8.0
 BIN_DIR="${TASKLINE_LIVEKIT_BIN:-${XDG_CACHE_HOME:-$HOME/.cache}/taskline/bin}"
 SERVER_BIN="$BIN_DIR/livekit-server-$SERVER_VERSION"
 SIP_BIN="$BIN_DIR/livekit-sip-$SIP_VERSION"
@@ -87,7 +93,30 @@ sip() {
     . "$(dirname "$0")/lib/debian.sh"
     apt_install "${missing[@]}"
   fi
-  go_build "$SIP_MODULE" "$SIP_VERSION" "$SIP_BIN" 1
+  build_sip
+}
+
+# build_sip: go build of livekit-sip in a scratch module (see the header for why not go install).
+build_sip() {
+  need_go "$SIP_MODULE"
+  mkdir -p "$BIN_DIR"
+  local scratch started
+  scratch=$(mktemp -d "$BIN_DIR/.build.XXXXXX")
+  started=$(date +%s)
+  log "building $SIP_MODULE/cmd/livekit-sip $SIP_VERSION (cgo; cached afterwards)"
+  if ! (
+    cd "$scratch" &&
+      go mod init taskline.local/livekit-sip-build &&
+      go get "$SIP_MODULE/cmd/livekit-sip@$SIP_VERSION" &&
+      CGO_ENABLED=1 go build -o "$scratch/livekit-sip" "$SIP_MODULE/cmd/livekit-sip"
+  ) >"$scratch/build.log" 2>&1; then
+    cat "$scratch/build.log" >&2
+    rm -rf "$scratch"
+    die "could not build livekit-sip $SIP_VERSION (the commands were: go mod init; go get $SIP_MODULE/cmd/livekit-sip@$SIP_VERSION; go build $SIP_MODULE/cmd/livekit-sip)"
+  fi
+  mv "$scratch/livekit-sip" "$SIP_BIN"
+  rm -rf "$scratch"
+  log "built $SIP_BIN in $(($(date +%s) - started)) s"
 }
 
 IF_POSSIBLE=0

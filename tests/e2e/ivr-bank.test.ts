@@ -45,4 +45,43 @@ describe.skipIf(await liveKitUnavailable())('ivr-bank through a real LiveKit ser
     expect(caller.agentAudioMs).toBeGreaterThan(2_000);
     expect(worker.lines.filter((l) => l.includes(PIN))).toEqual([]);
   });
+
+  it('the caller hanging up mid-PIN ends the call as hangup; the bot ends the room', async () => {
+    const name = room();
+    const caller = await lk.call(name, AGENT_NAME, ALICE);
+    await caller.heard(MENU);
+    await caller.press('1');
+    await caller.heard(PIN_PROMPT);
+    await caller.press('43');
+    await caller.leave();
+    const { result } = await worker.result<BankResult>(name);
+    expect(result.outcome).toBe('hangup');
+    await lk.roomGone(name);
+  });
+
+  it('a cold transfer of a caller who is not on a phone line is refused, and the caller is told', async () => {
+    const name = room();
+    const caller = await lk.call(name, AGENT_NAME, { identity: 'web_bob' });
+    await caller.heard(MENU);
+    await caller.say('I need to talk to someone');
+    await caller.heard(/^Please hold while I transfer you to a colleague\.$/);
+    await caller.heard(/^Sorry I could not help\. Goodbye\.$/);
+    const { result } = await worker.result<BankResult>(name);
+    expect(result.outcome).toBe('ended');
+    await caller.disconnected();
+    expect(caller.roomDeleted).toBe(true);
+  });
+
+  it('a cold transfer the server cannot make (no SIP service behind it) is said, not pretended', async () => {
+    const name = room();
+    const caller = await lk.call(name, AGENT_NAME, ALICE);
+    await caller.heard(MENU);
+    await caller.press('3');
+    await caller.heard(/^Please hold while I transfer you to a colleague\.$/);
+    await caller.heard(/^Sorry I could not help\. Goodbye\.$/, 60_000);
+    const { result } = await worker.result<BankResult>(name);
+    expect(result.outcome).toBe('ended');
+    await caller.disconnected();
+    expect(caller.roomDeleted).toBe(true);
+  });
 });

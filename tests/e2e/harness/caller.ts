@@ -124,6 +124,10 @@ export class TestCaller {
       });
       this.readers.push(read.catch(() => undefined));
     });
+    // Upstream's session events for agent consoles: not what a caller hears; drained quietly.
+    room.registerByteStreamHandler('lk.agent.session', (reader) => {
+      this.readers.push(reader.readAll().then(() => undefined, () => undefined));
+    });
     room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack, _pub, who: RemoteParticipant) => {
       if (track.kind === TrackKind.KIND_AUDIO) void this.listen(track, who);
     });

@@ -7,7 +7,8 @@
  * This one compares what survives a codec — the spectral envelope over time: log energies
  * in 16 bands between 150 Hz and 6 kHz, every 10 ms, each band's mean removed (gain) — and
  * answers with the words behind the registered utterance whose envelope the segment
- * matches (correlation ≥ {@link MATCH_THRESHOLD} over at least half of its voiced frames).
+ * matches (correlation ≥ {@link MATCH_THRESHOLD} over at least 70 % of the voiced frames of
+ * both, so a short answer is not heard inside a longer one).
  * Anything else — the agent's own voice, noise, an utterance not registered — is "" (no
  * guess). It is an oracle, not a recogniser: it proves that what the caller said arrived at
  * the agent's STT through the server, not that words can be recognised (see docs/rooms.md).
@@ -22,8 +23,8 @@ const LOW_HZ = 150;
 const HIGH_HZ = 6_000;
 /** Minimum correlation of the envelopes for a match. */
 export const MATCH_THRESHOLD = 0.8;
-/** A segment must cover at least this share of an utterance's voiced frames. */
-const MIN_COVERAGE = 0.5;
+/** A match must cover at least this share of the utterance's voiced frames, and of the segment's. */
+const MIN_COVERAGE = 0.7;
 /** Frames within this many dB of the loudest frame count as voiced. */
 const VOICED_DB = 35;
 
@@ -121,7 +122,13 @@ function featuresOf(pcm: Pcm): Features {
 /** Highest correlation of `segment` against `utterance` over every time offset. */
 function bestMatch(segment: Features, utterance: Features): number {
   if (segment.voicedCount === 0 || utterance.voicedCount === 0) return 0;
-  const need = Math.max(10, Math.ceil(utterance.voicedCount * MIN_COVERAGE));
+  // Enough of the utterance heard, and the segment mostly this utterance (so "yes" is not
+  // heard in "yes, sure").
+  const need = Math.max(
+    10,
+    Math.ceil(utterance.voicedCount * MIN_COVERAGE),
+    Math.ceil(segment.voicedCount * MIN_COVERAGE),
+  );
   const s = segment.bands;
   const u = utterance.bands;
   let best = 0;
@@ -137,7 +144,9 @@ function bestMatch(segment: Features, utterance: Features): number {
     const to = Math.min(u.length, s.length - offset);
     let voicedPairs = 0;
     for (let i = from; i < to; i++) {
-      if (!utterance.voiced[i]) continue;
+      // Frames voiced in both: a frame lost on the way (silence in the segment) is not
+      // evidence against a match, only less evidence for one.
+      if (!utterance.voiced[i] || !segment.voiced[i + offset]) continue;
       voicedPairs += 1;
       const a = u[i]!;
       const b = s[i + offset]!;

@@ -9,13 +9,15 @@
  * CI=true, where that fails the run.
  */
 import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
-import { afterAll, beforeAll } from 'vitest';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { basename, join } from 'node:path';
+import { afterAll, beforeAll, expect } from 'vitest';
 import { espeakUnavailable } from '../../../src/testing/espeak.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/openai-server.js';
 import { speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { type CallerOptions, TestCaller } from './caller.js';
 import { CodecSurvivingOracle } from './fingerprint.js';
-import { type LiveKitServer, serverBinary, startLiveKitServer } from './server.js';
+import { E2E_DIR, type LiveKitServer, serverBinary, startLiveKitServer } from './server.js';
 import { startWorker, type Worker, type WorkerOptions } from './workers.js';
 
 export { type AgentLine, type CallerOptions, TestCaller } from './caller.js';
@@ -55,6 +57,8 @@ export interface LiveKitSuite {
   call(room: string, agentName: string, caller: CallerOptions): Promise<TestCaller>;
   /** Whether the server still has `room`. */
   roomExists(room: string): Promise<boolean>;
+  /** Waits (bounded) until the server no longer has `room`. */
+  roomGone(room: string, timeoutMs?: number): Promise<void>;
 }
 
 /**
@@ -80,6 +84,12 @@ export function liveKitSuite(): LiveKitSuite {
   }, 60_000);
 
   afterAll(async () => {
+    // What the ears heard, with every match score: the first thing to read when a call failed.
+    mkdirSync(E2E_DIR, { recursive: true });
+    writeFileSync(
+      join(E2E_DIR, `hearings-${basename(expect.getState().testPath ?? 'suite')}.json`),
+      JSON.stringify(oracle.hearings, null, 2),
+    );
     for (const c of callers.splice(0)) await c.leave().catch(() => undefined);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await speech?.close();
@@ -127,6 +137,14 @@ export function liveKitSuite(): LiveKitSuite {
     async roomExists(room) {
       const found = await suite.rooms.listRooms([room]);
       return found.some((r) => r.name === room);
+    },
+    async roomGone(room, timeoutMs = 30_000) {
+      // The server has no event for a room's end that a non-participant can wait on; ask it.
+      const deadline = Date.now() + timeoutMs;
+      while (await suite.roomExists(room)) {
+        if (Date.now() > deadline) throw new Error(`room ${room} still exists after ${timeoutMs} ms`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
     },
   };
   return suite;
