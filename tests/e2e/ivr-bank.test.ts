@@ -38,7 +38,10 @@ describe.skipIf(await liveKitUnavailable())('ivr-bank through a real LiveKit ser
     expect(goodbye.text).toBe(BALANCE);
     const { result } = await worker.result<BankResult>(name);
     expect(result.outcome).toBe('balance_read');
-    expect(result.captured.find((c) => c.name === 'pin')).toMatchObject({ display: '****', masked: true });
+    expect(result.captured.find((c) => c.name === 'pin')).toMatchObject({
+      display: '****',
+      masked: true,
+    });
     await caller.disconnected();
     expect(caller.roomDeleted).toBe(true);
     expect(await lk.roomExists(name)).toBe(false);

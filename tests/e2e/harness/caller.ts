@@ -82,6 +82,10 @@ export class TestCaller {
   readonly agentLines: AgentLine[] = [];
   /** Milliseconds of agent audio heard above the speaking threshold. */
   agentAudioMs = 0;
+  /** The agent's state as it publishes it (participant attribute `lk.agent.state`). */
+  agentState: string | undefined;
+  /** When the agent last spoke, was thinking, or finished a line (performance.now()). */
+  private lastAgentActivity = 0;
   /** Why the room disconnected us, once it did. */
   disconnectReason: DisconnectReason | undefined;
   private readonly source = new AudioSource(RATE, 1, 200);
@@ -119,6 +123,7 @@ export class TestCaller {
         if (transcribed && transcribed === this.ownTrackSid) return;
         if (text.trim()) {
           this.agentLines.push({ text: text.trim(), from: participant.identity, at: Date.now() });
+          this.lastAgentActivity = performance.now();
           this.changed();
         }
       });
@@ -126,7 +131,12 @@ export class TestCaller {
     });
     // Upstream's session events for agent consoles: not what a caller hears; drained quietly.
     room.registerByteStreamHandler('lk.agent.session', (reader) => {
-      this.readers.push(reader.readAll().then(() => undefined, () => undefined));
+      this.readers.push(
+        reader.readAll().then(
+          () => undefined,
+          () => undefined,
+        ),
+      );
     });
     room.on(RoomEvent.TrackSubscribed, (track: RemoteTrack, _pub, who: RemoteParticipant) => {
       if (track.kind === TrackKind.KIND_AUDIO) void this.listen(track, who);
@@ -136,6 +146,16 @@ export class TestCaller {
       this.pumping = false;
       this.changed();
     });
+    room.on(
+      RoomEvent.ParticipantAttributesChanged,
+      (changed: Record<string, string>, who: { identity: string }) => {
+        const state = changed['lk.agent.state'];
+        if (state === undefined || who.identity === this.options.identity) return;
+        this.agentState = state;
+        this.lastAgentActivity = performance.now();
+        this.changed();
+      },
+    );
     room.on(RoomEvent.ParticipantConnected, () => this.changed());
     room.on(RoomEvent.ParticipantDisconnected, () => this.changed());
     const token = await joinToken(this.server, this.roomName, this.options);
@@ -172,6 +192,7 @@ export class TestCaller {
         for (const s of frame.data) if (Math.abs(s) > peak) peak = Math.abs(s);
         if (peak >= SPEAKING_PEAK) {
           this.agentAudioMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
+          this.lastAgentActivity = performance.now();
           this.changed();
         }
       }
@@ -198,7 +219,11 @@ export class TestCaller {
       frame.set(pcm.samples.subarray(at, Math.min(at + FRAME, pcm.samples.length)));
       this.pending.push(frame);
     }
-    await this.until(() => this.pending.length === 0 || !this.pumping, timeoutMs, `"${text}" to be spoken`);
+    await this.until(
+      () => this.pending.length === 0 || !this.pumping,
+      timeoutMs,
+      `"${text}" to be spoken`,
+    );
   }
 
   /** Presses `keys` one after another, `gapMs` apart (RFC 2833 events through the server). */
@@ -214,11 +239,64 @@ export class TestCaller {
   }
 
   /** Waits until the agent said a line matching `pattern` (after the first `from` lines). */
-  async heard(pattern: RegExp, timeoutMs = 30_000, from = 0): Promise<AgentLine> {
+  async heard(
+    pattern: RegExp | { test(line: string): boolean; source: string },
+    timeoutMs = 30_000,
+    from = 0,
+  ): Promise<AgentLine> {
     return this.until(
       () => this.agentLines.slice(from).find((l) => pattern.test(l.text)),
       timeoutMs,
-      `the agent to say ${pattern} (it said: ${JSON.stringify(this.agentLines.map((l) => l.text))})`,
+      `the agent to say ${pattern.source} (it said: ${JSON.stringify(this.agentLines.map((l) => l.text))})`,
+    );
+  }
+
+  /**
+   * Waits until the agent has been listening, silent and without a new line for `quietMs`
+   * (or the call ended): the moment a caller would answer. Bounded by `timeoutMs`.
+   */
+  async quiet(quietMs = 1_000, timeoutMs = 60_000): Promise<void> {
+    const tick = setInterval(() => this.changed(), 100);
+    try {
+      await this.until(
+        () =>
+          this.disconnectReason !== undefined ||
+          ((this.agentState === 'listening' || this.agentState === 'idle') &&
+            performance.now() - this.lastAgentActivity >= quietMs) ||
+          undefined,
+        timeoutMs,
+        `the agent to go quiet (state ${this.agentState})`,
+      );
+    } finally {
+      clearInterval(tick);
+    }
+  }
+
+  /**
+   * After the caller's turn: waits (at most `answerWithinMs`, without failing) for the agent
+   * to react — think, speak or say a line — then for it to go quiet. A turn may get no
+   * answer (a key the agent collects silently), so the first wait is a bound, not a check.
+   */
+  async afterTurn(answerWithinMs = 20_000): Promise<void> {
+    const since = performance.now();
+    try {
+      await this.until(
+        () => this.disconnectReason !== undefined || this.lastAgentActivity > since || undefined,
+        answerWithinMs,
+        'the agent to react',
+      );
+    } catch {
+      // no reaction within the bound: the turn needed none
+    }
+    await this.quiet();
+  }
+
+  /** Waits until the agent starts speaking (its state turns to `speaking`). */
+  async speaking(timeoutMs = 60_000): Promise<void> {
+    await this.until(
+      () => this.agentState === 'speaking' || undefined,
+      timeoutMs,
+      'the agent to start speaking',
     );
   }
 
@@ -229,7 +307,8 @@ export class TestCaller {
 
   /** Waits until a participant with `identity` is (or, with `present` false, is not) in the room. */
   async participant(identity: string | RegExp, present = true, timeoutMs = 30_000): Promise<true> {
-    const match = (id: string) => (typeof identity === 'string' ? id === identity : identity.test(id));
+    const match = (id: string) =>
+      typeof identity === 'string' ? id === identity : identity.test(id);
     return this.until(
       () =>
         [...this.room.remoteParticipants.values()].some((p) => match(p.identity)) === present ||

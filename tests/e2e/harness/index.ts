@@ -8,9 +8,10 @@
  * When the server is not built, the file's suites skip with how to build it — except under
  * CI=true, where that fails the run.
  */
-import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
+
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
+import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect } from 'vitest';
 import { espeakUnavailable } from '../../../src/testing/espeak.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/openai-server.js';
@@ -142,7 +143,8 @@ export function liveKitSuite(): LiveKitSuite {
       // The server has no event for a room's end that a non-participant can wait on; ask it.
       const deadline = Date.now() + timeoutMs;
       while (await suite.roomExists(room)) {
-        if (Date.now() > deadline) throw new Error(`room ${room} still exists after ${timeoutMs} ms`);
+        if (Date.now() > deadline)
+          throw new Error(`room ${room} still exists after ${timeoutMs} ms`);
         await new Promise((r) => setTimeout(r, 250));
       }
     },

@@ -21,7 +21,8 @@ export const PORTS = {
 /** The dev-mode credentials livekit-server uses when its config names no keys. */
 export const DEV_KEYS = { apiKey: 'devkey', apiSecret: 'secret' } as const;
 
-const HOW_TO_GET = 'build it with `bash scripts/livekit-tools.sh` (Go 1.26, about 2.5 minutes once)';
+const HOW_TO_GET =
+  'build it with `bash scripts/livekit-tools.sh` (Go 1.26, about 2.5 minutes once)';
 
 /** The cached server binary, or why there is none (a sentence a person can act on). */
 export function serverBinary(): { path: string } | { missing: string } {
