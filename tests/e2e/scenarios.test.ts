@@ -18,6 +18,8 @@ const ELSEWHERE: Record<string, string> = {
   'barge-in.scenario.yaml': TRANSFER,
   'silence.scenario.yaml': TRANSFER,
   'wrong-pin.scenario.yaml': TRANSFER,
+  'background-research.scenario.yaml':
+    "the demo's scripted model answers by position, and in a room the researcher's finding is spoken while the caller is quiet, taking the step of the caller's next turn (text mode runs it: taskline test examples)",
 };
 
 const EXAMPLES = ['ivr-bank', 'survey', 'callback', 'assistant', 'concierge'] as const;

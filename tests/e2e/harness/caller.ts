@@ -88,7 +88,11 @@ export class TestCaller {
   private lastAgentActivity = 0;
   /** Why the room disconnected us, once it did. */
   disconnectReason: DisconnectReason | undefined;
-  private readonly source = new AudioSource(RATE, 1, 200);
+  /**
+   * A second of audio queued ahead in the native source: a test process stalled by a busy
+   * machine must not starve the track (a gap mid-word changes what reaches the agent).
+   */
+  private readonly source = new AudioSource(RATE, 1, 1_000);
   private readonly listeners = new Set<() => void>();
   private pending: Int16Array[] = [];
   private pumping = false;

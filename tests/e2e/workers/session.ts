@@ -1,7 +1,7 @@
 /**
  * What an example's e2e worker changes about its production worker (room.ts), and nothing
  * more: the model is the example's own scripted stand-in (its demo.ts, as `taskline run`
- * uses with no API key), and speech goes through upstream's real openai STT and TTS
+ * uses with no API key; preemptive generation off, as a turn-keyed script needs), and speech goes through upstream's real openai STT and TTS
  * plugins to the suite's local speech server (espeak-ng voice; ears that survive Opus, see
  * tests/e2e/harness/fingerprint.ts) at TASKLINE_E2E_SPEECH_URL. Silero VAD, RoomIO, the
  * room entry, dispatch and the server are the real ones.
@@ -71,6 +71,9 @@ export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
         }),
         llm: model,
         tts: localTts(openai, speechUrl()),
+        // A scripted model answers by turn: a speculative request before the turn is
+        // confirmed would take the next turn's step (a real model just answers twice).
+        turnHandling: { preemptiveGeneration: { enabled: false } },
       });
       if (model instanceof ScriptedLLM) model.bind(session);
       return session;
