@@ -39,6 +39,11 @@ export interface CallerOptions {
   phoneNumber?: string;
   /** Extra participant attributes. */
   attributes?: Record<string, string>;
+  /**
+   * Only watch: a hidden participant that publishes nothing (reads what the agent says to
+   * a phone caller who joined through LiveKit SIP).
+   */
+  observe?: boolean;
 }
 
 /** A line the agent said, as its transcription stream delivered it. */
@@ -68,7 +73,8 @@ export async function joinToken(
   token.addGrant({
     roomJoin: true,
     room,
-    canPublish: true,
+    hidden: options.observe === true,
+    canPublish: options.observe !== true,
     canSubscribe: true,
     canPublishData: true,
   });
@@ -164,6 +170,7 @@ export class TestCaller {
     room.on(RoomEvent.ParticipantDisconnected, () => this.changed());
     const token = await joinToken(this.server, this.roomName, this.options);
     await room.connect(this.server.url, token, { autoSubscribe: true, dynacast: false });
+    if (this.options.observe) return;
     const track = LocalAudioTrack.createAudioTrack('microphone', this.source);
     const publication = await room.localParticipant!.publishTrack(
       track,

@@ -56,6 +56,8 @@ export interface LiveKitSuite {
    * the agent joined the room.
    */
   call(room: string, agentName: string, caller: CallerOptions): Promise<TestCaller>;
+  /** Joins `room` as a hidden observer that reads what the agent says. */
+  observe(room: string): Promise<TestCaller>;
   /** Whether the server still has `room`. */
   roomExists(room: string): Promise<boolean>;
   /** Waits (bounded) until the server no longer has `room`. */
@@ -65,8 +67,9 @@ export interface LiveKitSuite {
 /**
  * Starts the server and the speech server before the file's tests and stops them (and the
  * file's workers and callers) after. Call at the top of a suite file that is not skipped.
+ * `redis` routes the server through Redis (for livekit-sip).
  */
-export function liveKitSuite(): LiveKitSuite {
+export function liveKitSuite(options: { redis?: string } = {}): LiveKitSuite {
   const workers: Worker[] = [];
   const callers: TestCaller[] = [];
   const oracle = new CodecSurvivingOracle();
@@ -78,7 +81,7 @@ export function liveKitSuite(): LiveKitSuite {
   beforeAll(async () => {
     const binary = serverBinary();
     if ('missing' in binary) throw new Error(binary.missing);
-    server = await startLiveKitServer(binary.path);
+    server = await startLiveKitServer(binary.path, options);
     speech = await startFakeOpenAI([], { extraRoutes: speechEndpoints({ callerSpeech: oracle }) });
     rooms = new RoomServiceClient(server.httpUrl, server.apiKey, server.apiSecret);
     dispatches = new AgentDispatchClient(server.httpUrl, server.apiKey, server.apiSecret);
@@ -134,6 +137,16 @@ export function liveKitSuite(): LiveKitSuite {
       await suite.dispatch(room, agentName);
       await caller.participant(/^agent-/, true, 60_000);
       return caller;
+    },
+    async observe(room) {
+      const observer = await TestCaller.join(
+        suite.server,
+        room,
+        { identity: `observer-${room}`, observe: true },
+        oracle,
+      );
+      callers.push(observer);
+      return observer;
     },
     async roomExists(room) {
       const found = await suite.rooms.listRooms([room]);

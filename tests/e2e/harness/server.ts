@@ -59,8 +59,9 @@ export interface LiveKitServer {
 }
 
 /** The server's config: its own ports on loopback, no TURN, rooms that close soon when empty. */
-function configYaml(): string {
+function configYaml(redis?: string): string {
   return [
+    ...(redis ? ['redis:', `  address: ${redis}`] : []),
     `port: ${PORTS.http}`,
     'bind_addresses: ["127.0.0.1"]',
     'rtc:',
@@ -100,12 +101,18 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number):
   throw new Error(`livekit-server did not answer at ${url} within ${timeoutMs} ms`);
 }
 
-/** Starts livekit-server in dev mode with the suite's config; logs go to E2E_DIR. */
-export async function startLiveKitServer(binary: string): Promise<LiveKitServer> {
+/**
+ * Starts livekit-server in dev mode with the suite's config; logs go to E2E_DIR. With
+ * `redis` (host:port) it routes through Redis, which livekit-sip needs to reach it.
+ */
+export async function startLiveKitServer(
+  binary: string,
+  options: { redis?: string } = {},
+): Promise<LiveKitServer> {
   mkdirSync(E2E_DIR, { recursive: true });
   const config = join(E2E_DIR, 'livekit.yaml');
   const log = join(E2E_DIR, 'livekit-server.log');
-  writeFileSync(config, configYaml());
+  writeFileSync(config, configYaml(options.redis));
   const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--dev', '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe'],

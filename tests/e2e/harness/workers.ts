@@ -19,6 +19,8 @@ const TSX = resolve('node_modules/.bin/tsx');
 /** A call's typed result, as its worker printed it when the call's session closed. */
 export interface CallResult<R = unknown> {
   room: string;
+  /** The verified caller number the room entry handed the module (CallSetup.callerNumber). */
+  callerNumber?: string;
   reason: string;
   result: R;
 }

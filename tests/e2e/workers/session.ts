@@ -43,6 +43,7 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
       setup?.session.once(voice.AgentSessionEventTypes.Close, (ev) => {
         const line = {
           room: setup.room?.name,
+          callerNumber: setup.callerNumber,
           reason: ev.reason,
           result: call.result(),
         };
