@@ -12,6 +12,8 @@
 #                                     the same, but never installs packages and never fails:
 #                                     what cannot start is reported and left to the tests,
 #                                     which skip (or fail under CI=true) what they need (npm test)
+#   scripts/ci-services.sh --redis --no-postgres
+#                                     only Redis (the LiveKit e2e suite: scripts/e2e-livekit.sh)
 #   scripts/ci-services.sh stop       stop only what this script started (PIDs in the state dir)
 #
 # A service that already answers is left alone. Missing packages are installed with apt-get
@@ -249,19 +251,20 @@ stop_redis() {
 IF_POSSIBLE=0
 
 main() {
-  local action=start nats=0 redis=0
+  local action=start nats=0 redis=0 postgres=1
   for arg in "$@"; do
     case "$arg" in
       stop) action=stop ;;
       start) action=start ;;
       --nats) nats=1 ;;
       --redis) redis=1 ;;
+      --no-postgres) postgres=0 ;;
       --if-possible) IF_POSSIBLE=1 ;;
       -h | --help)
-        sed -n '2,24p' "$0"
+        sed -n '2,26p' "$0"
         return
         ;;
-      *) die "unknown argument: $arg (use [start] [--nats] [--redis] [--if-possible] or stop)" ;;
+      *) die "unknown argument: $arg (use [start] [--nats] [--redis] [--no-postgres] [--if-possible] or stop)" ;;
     esac
   done
   mkdir -p "$STATE_DIR"
@@ -273,7 +276,9 @@ main() {
   fi
   if [ "$IF_POSSIBLE" = 1 ]; then
     # Each service on its own: one that cannot start does not stop the other, or the run.
-    (start_postgres) || log "postgres: not started; suites that need it will say so"
+    if [ "$postgres" -eq 1 ]; then
+      (start_postgres) || log "postgres: not started; suites that need it will say so"
+    fi
     if [ "$nats" -eq 1 ]; then
       (start_nats) || log "nats: not started; suites that need it will say so"
     fi
@@ -282,7 +287,9 @@ main() {
     fi
     return 0
   fi
-  start_postgres
+  if [ "$postgres" -eq 1 ]; then
+    start_postgres
+  fi
   if [ "$nats" -eq 1 ]; then
     start_nats
   fi

@@ -3,7 +3,8 @@
 # Go module proxy, and caches them on this machine (outside the repo), keyed by version:
 #   livekit-server  go install github.com/livekit/livekit-server/cmd/server@v1.13.5
 #   livekit-sip     github.com/livekit/sip/cmd/livekit-sip v1.8.0   (only with --sip; cgo with
-#                   Debian's libopus-dev libopusfile-dev libsoxr-dev pkg-config)
+#                   Debian's libopus-dev libopusfile-dev libsoxr-dev pkg-config; --sip also
+#                   installs the SIP phone the tests call with: Debian's baresip, and sox)
 # livekit-sip: the Go module proxy serves github.com/livekit/sip only at v1.8.0, the version
 # livekit-server v1.13.5 itself requires (v1.9.0-v1.11.x answer 403 "This module version is
 # not available"). `go install …@v1.8.0` still fails, because it reads the module's version
@@ -75,7 +76,25 @@ server() {
   go_build "$SERVER_MODULE" "$SERVER_VERSION" "$SERVER_BIN" 0
 }
 
+# The phone side of the SIP tests: baresip calls in, sox makes its audio files.
+phone() {
+  local missing=() pkg
+  for pkg in baresip sox; do command -v "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  if [ "${#missing[@]}" -eq 0 ]; then
+    log "baresip and sox are installed"
+    return
+  fi
+  if [ "$IF_POSSIBLE" = 1 ]; then
+    log "${missing[*]} missing: the SIP e2e tests will be skipped (install: bash scripts/livekit-tools.sh --sip)"
+    return
+  fi
+  # shellcheck source=lib/debian.sh
+  . "$(dirname "$0")/lib/debian.sh"
+  apt_install "${missing[@]}"
+}
+
 sip() {
+  phone
   if [ -x "$SIP_BIN" ]; then
     log "livekit-sip $SIP_VERSION is cached at $SIP_BIN"
     return
