@@ -40,6 +40,10 @@ die() {
 }
 
 need_go() {
+  # The Go tarball's usual home, when the shell's PATH does not name it.
+  if ! command -v go >/dev/null 2>&1 && [ -x /usr/local/go/bin/go ]; then
+    PATH="/usr/local/go/bin:$PATH"
+  fi
   command -v go >/dev/null 2>&1 ||
     die "the Go toolchain (1.26 or newer) is not on PATH: install Go to build $1 from the Go module proxy"
 }
