@@ -56,6 +56,10 @@ export interface LiveKitSuite {
    * the agent joined the room.
    */
   call(room: string, agentName: string, caller: CallerOptions): Promise<TestCaller>;
+  /** Kills the server (SIGKILL) and starts a new one on the same ports (the server going away). */
+  crashServer(): Promise<void>;
+  /** Starts the server again after {@link crashServer} killed it (same ports, same keys). */
+  restartServer(): Promise<void>;
   /** Joins `room` as a hidden observer that reads what the agent says. */
   observe(room: string): Promise<TestCaller>;
   /** Whether the server still has `room`. */
@@ -137,6 +141,14 @@ export function liveKitSuite(options: { redis?: string } = {}): LiveKitSuite {
       await suite.dispatch(room, agentName);
       await caller.participant(/^agent-/, true, 60_000);
       return caller;
+    },
+    async crashServer() {
+      await suite.server.kill();
+    },
+    async restartServer() {
+      const binary = serverBinary();
+      if ('missing' in binary) throw new Error(binary.missing);
+      server = await startLiveKitServer(binary.path, options);
     },
     async observe(room) {
       const observer = await TestCaller.join(

@@ -56,6 +56,8 @@ export interface LiveKitServer {
   log: string;
   /** Stops it (SIGTERM, then SIGKILL after `graceMs`); resolves when it exited. */
   stop(graceMs?: number): Promise<void>;
+  /** Kills it at once (SIGKILL: the server going away); resolves when it exited. */
+  kill(): Promise<void>;
 }
 
 /** The server's config: its own ports on loopback, no TURN, rooms that close soon when empty. */
@@ -140,6 +142,12 @@ export async function startLiveKitServer(
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
+      out.end();
+    },
+    async kill() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      child.kill('SIGKILL');
+      await exited;
       out.end();
     },
   };
