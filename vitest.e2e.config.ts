@@ -11,8 +11,9 @@ export default defineConfig({
     include: ['tests/e2e/**/*.test.ts'],
     exclude: ['**/node_modules/**'],
     fileParallelism: false,
-    testTimeout: 120_000,
-    hookTimeout: 120_000,
+    // Bounds, not expectations: a call through a real server on a busy 2-core machine.
+    testTimeout: 600_000,
+    hookTimeout: 300_000,
     setupFiles: ['tests/setup.ts'],
   },
 });

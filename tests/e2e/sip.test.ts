@@ -64,7 +64,7 @@ describe.skipIf(skip)('ivr-bank answers a real SIP call (livekit-sip, baresip)',
     const from = alice.events.length;
     const before = new Set((await lk.rooms.listRooms()).map((r) => r.name));
     alice.dial(DIAL);
-    await alice.event('CALL_ESTABLISHED', 30_000, from);
+    await alice.event('CALL_ESTABLISHED', 180_000, from);
     let room: string | undefined;
     for (let i = 0; i < 100 && !room; i++) {
       room = (await lk.rooms.listRooms())
@@ -74,7 +74,7 @@ describe.skipIf(skip)('ivr-bank answers a real SIP call (livekit-sip, baresip)',
     }
     if (!room) throw new Error('the call made no room');
     const observer = await lk.observe(room);
-    await observer.heard(MENU, 60_000);
+    await observer.heard(MENU, 120_000);
     return { room, observer, from };
   }
 

@@ -252,7 +252,7 @@ export class TestCaller {
   /** Waits until the agent said a line matching `pattern` (after the first `from` lines). */
   async heard(
     pattern: RegExp | { test(line: string): boolean; source: string },
-    timeoutMs = 30_000,
+    timeoutMs = 60_000,
     from = 0,
   ): Promise<AgentLine> {
     return this.until(
@@ -288,7 +288,7 @@ export class TestCaller {
    * to react — think, speak or say a line — then for it to go quiet. A turn may get no
    * answer (a key the agent collects silently), so the first wait is a bound, not a check.
    */
-  async afterTurn(answerWithinMs = 20_000): Promise<void> {
+  async afterTurn(answerWithinMs = 30_000): Promise<void> {
     const since = performance.now();
     try {
       await this.until(

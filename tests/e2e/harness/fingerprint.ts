@@ -8,7 +8,8 @@
  * in 16 bands between 150 Hz and 6 kHz, every 10 ms, each band's mean removed (gain) — and
  * answers with the words behind the registered utterance whose envelope the segment
  * matches (correlation ≥ {@link MATCH_THRESHOLD} over at least 70 % of the voiced frames of
- * both, so a short answer is not heard inside a longer one).
+ * both, so a short answer is not heard inside a longer one; the utterance's thirds aligned
+ * each on its own, so a gap in the audio does not break the match).
  * Anything else — the agent's own voice, noise, an utterance not registered — is "" (no
  * guess). It is an oracle, not a recogniser: it proves that what the caller said arrived at
  * the agent's STT through the server, not that words can be recognised (see docs/rooms.md).
@@ -119,57 +120,102 @@ function featuresOf(pcm: Pcm): Features {
   return { bands: frames, voiced, voicedCount: n };
 }
 
-/** Highest correlation of `segment` against `utterance` over every time offset. */
+/** Parts an utterance is cut into, each aligned on its own (a gap may fall between two). */
+const PARTS = 3;
+/** How far a part may start before the end of the previous one (jitter), in frames. */
+const MAX_BACK = 5;
+/** How long a gap between two parts may be (audio held up on the way), in frames. */
+const MAX_GAP = 150;
+
+interface Sums {
+  n: number;
+  sx: number;
+  sy: number;
+  sxx: number;
+  syy: number;
+  sxy: number;
+  /** Frames voiced in both. */
+  pairs: number;
+}
+
+const empty = (): Sums => ({ n: 0, sx: 0, sy: 0, sxx: 0, syy: 0, sxy: 0, pairs: 0 });
+
+function correlation(s: Sums): number {
+  if (s.n === 0) return 0;
+  const cov = s.sxy - (s.sx * s.sy) / s.n;
+  const vx = s.sxx - (s.sx * s.sx) / s.n;
+  const vy = s.syy - (s.sy * s.sy) / s.n;
+  return vx > 0 && vy > 0 ? cov / Math.sqrt(vx * vy) : 0;
+}
+
+/** Sums over utterance frames [from, to) lined up with segment frames shifted by `offset`. */
+function sumsAt(
+  segment: Features,
+  utterance: Features,
+  from: number,
+  to: number,
+  offset: number,
+): Sums {
+  const sums = empty();
+  const lo = Math.max(from, -offset);
+  const hi = Math.min(to, segment.bands.length - offset);
+  for (let i = lo; i < hi; i++) {
+    // Frames voiced in both: a frame lost on the way (silence in the segment) is not
+    // evidence against a match, only less evidence for one.
+    if (!utterance.voiced[i] || !segment.voiced[i + offset]) continue;
+    sums.pairs += 1;
+    const a = utterance.bands[i]!;
+    const b = segment.bands[i + offset]!;
+    for (let k = 0; k < BANDS; k++) {
+      const x = a[k]!;
+      const y = b[k]!;
+      sums.n += 1;
+      sums.sx += x;
+      sums.sy += y;
+      sums.sxx += x * x;
+      sums.syy += y * y;
+      sums.sxy += x * y;
+    }
+  }
+  return sums;
+}
+
+/**
+ * How well `segment` carries `utterance`. The utterance is cut into {@link PARTS} parts; each
+ * is aligned at its own best offset, in order, a later part starting at most
+ * {@link MAX_GAP} frames after the earlier one (audio held up on a loaded machine or lost
+ * on the way arrives with gaps, which a single offset cannot follow). The score is the
+ * correlation over every aligned frame voiced in both, and 0 unless those frames cover
+ * {@link MIN_COVERAGE} of the voiced frames of the utterance and of the segment (so "yes"
+ * is not heard inside "yes, sure").
+ */
 function bestMatch(segment: Features, utterance: Features): number {
   if (segment.voicedCount === 0 || utterance.voicedCount === 0) return 0;
-  // Enough of the utterance heard, and the segment mostly this utterance (so "yes" is not
-  // heard in "yes, sure").
+  const length = utterance.bands.length;
+  const total = empty();
+  let previous: number | undefined;
+  for (let p = 0; p < PARTS; p++) {
+    const from = Math.floor((length * p) / PARTS);
+    const to = Math.floor((length * (p + 1)) / PARTS);
+    const lowest = previous === undefined ? -to : previous - MAX_BACK;
+    const highest = previous === undefined ? segment.bands.length : previous + MAX_GAP;
+    let best: { offset: number; r: number; sums: Sums } | undefined;
+    for (let offset = lowest; offset <= highest; offset++) {
+      const sums = sumsAt(segment, utterance, from, to, offset);
+      if (sums.pairs < Math.max(3, (to - from) * 0.25)) continue;
+      const r = correlation(sums);
+      if (!best || r > best.r) best = { offset, r, sums };
+    }
+    if (!best) continue; // a silent part, or one the segment does not reach
+    previous = best.offset;
+    for (const key of Object.keys(total) as Array<keyof Sums>) total[key] += best.sums[key];
+  }
   const need = Math.max(
     10,
-    Math.ceil(utterance.voicedCount * MIN_COVERAGE),
-    Math.ceil(segment.voicedCount * MIN_COVERAGE),
+    utterance.voicedCount * MIN_COVERAGE,
+    segment.voicedCount * MIN_COVERAGE,
   );
-  const s = segment.bands;
-  const u = utterance.bands;
-  let best = 0;
-  // offset: utterance frame i lines up with segment frame i + offset.
-  for (let offset = -(u.length - 1); offset < s.length; offset++) {
-    let count = 0;
-    let sx = 0;
-    let sy = 0;
-    let sxx = 0;
-    let syy = 0;
-    let sxy = 0;
-    const from = Math.max(0, -offset);
-    const to = Math.min(u.length, s.length - offset);
-    let voicedPairs = 0;
-    for (let i = from; i < to; i++) {
-      // Frames voiced in both: a frame lost on the way (silence in the segment) is not
-      // evidence against a match, only less evidence for one.
-      if (!utterance.voiced[i] || !segment.voiced[i + offset]) continue;
-      voicedPairs += 1;
-      const a = u[i]!;
-      const b = s[i + offset]!;
-      for (let k = 0; k < BANDS; k++) {
-        const x = a[k]!;
-        const y = b[k]!;
-        sx += x;
-        sy += y;
-        sxx += x * x;
-        syy += y * y;
-        sxy += x * y;
-        count += 1;
-      }
-    }
-    if (voicedPairs < need) continue;
-    const cov = sxy - (sx * sy) / count;
-    const vx = sxx - (sx * sx) / count;
-    const vy = syy - (sy * sy) / count;
-    if (vx <= 0 || vy <= 0) continue;
-    const r = cov / Math.sqrt(vx * vy);
-    if (r > best) best = r;
-  }
-  return best;
+  return total.pairs >= need ? correlation(total) : 0;
 }
 
 function bandEdges(): number[] {

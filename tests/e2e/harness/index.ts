@@ -139,7 +139,8 @@ export function liveKitSuite(options: { redis?: string } = {}): LiveKitSuite {
       const caller = await TestCaller.join(suite.server, room, options, oracle);
       callers.push(caller);
       await suite.dispatch(room, agentName);
-      await caller.participant(/^agent-/, true, 60_000);
+      // A job process starts per call: slow on a busy machine (loading models), so a wide bound.
+      await caller.participant(/^agent-/, true, 180_000);
       return caller;
     },
     async crashServer() {

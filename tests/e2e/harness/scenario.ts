@@ -42,7 +42,7 @@ export async function playScenario(
   const unchecked = new Set<string>();
   const call = await lk.call(room, worker.agentName, caller);
   if (!overlaps(spec.turns[0])) {
-    await call.heard(/./, 60_000);
+    await call.heard(/./, 120_000);
     await call.quiet();
   }
   for (const [index, turn] of spec.turns.entries()) {

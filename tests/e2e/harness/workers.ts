@@ -119,7 +119,7 @@ export async function startWorker(server: LiveKitServer, options: WorkerOptions)
     agentName: options.agentName,
     lines,
     results,
-    result: <R>(room: string, timeoutMs = 30_000) =>
+    result: <R>(room: string, timeoutMs = 60_000) =>
       waitFor(
         () => results<R>().find((r) => r.room === room),
         listeners,
