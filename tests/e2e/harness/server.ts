@@ -22,7 +22,7 @@ export const PORTS = {
 export const DEV_KEYS = { apiKey: 'devkey', apiSecret: 'secret' } as const;
 
 const HOW_TO_GET =
-  'build it with `bash scripts/livekit-tools.sh` (Go 1.26, about 2.5 minutes once)';
+  'build it with `bash scripts/livekit-tools.sh` (Go 1.26; 3-4 minutes the first time, cached after)';
 
 /** The cached server binary, or why there is none (a sentence a person can act on). */
 export function serverBinary(): { path: string } | { missing: string } {
