@@ -112,6 +112,17 @@ export async function startLiveKitServer(
   options: { redis?: string } = {},
 ): Promise<LiveKitServer> {
   mkdirSync(E2E_DIR, { recursive: true });
+  // Something else answering on our port would be mistaken for our server: refuse instead.
+  const taken = await fetch(`http://127.0.0.1:${PORTS.http}`, {
+    signal: AbortSignal.timeout(1_000),
+  })
+    .then(() => true)
+    .catch(() => false);
+  if (taken) {
+    throw new Error(
+      `port ${PORTS.http} already answers HTTP: another livekit-server? Stop it, or set TASKLINE_LIVEKIT_PORT (and _RTC_TCP, _RTC_UDP).`,
+    );
+  }
   const config = join(E2E_DIR, 'livekit.yaml');
   const log = join(E2E_DIR, 'livekit-server.log');
   writeFileSync(config, configYaml(options.redis));
