@@ -1,16 +1,16 @@
 /**
  * Where a flow goes: the `go_back` tool a caller uses to change an earlier answer, the
  * fast-forward over answers that still apply after such a revisit, pruning answers the new
- * path no longer passes, and re-checking answers restored from a checkpoint. Pure functions of
- * the flow's definition and state; the runner (./runner.ts) decides when to call them.
+ * path no longer passes, and the walk of the answers from the first step. Functions of the
+ * flow's definition and state; the runner (./runner.ts) decides when to call them, and
+ * ./restore.ts re-walks a checkpoint with them.
  */
 import { llm, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';
 import type { FlowState } from './checkpoints/types.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
-import { resolveNext, type StepEntry, valuesOf } from './graph.js';
+import { type ResolveOptions, resolveNext, type StepEntry, valuesOf } from './graph.js';
 import { END } from './types.js';
 
 /** The go-back tool's name, as models (and scripts) call it. */
@@ -37,7 +37,9 @@ export function goBackTool(
 ): llm.ToolContextEntry | undefined {
   const max = def.options.maxBackSteps ?? DEFAULT_MAX_BACK_STEPS;
   if (!listens(step) || state.backSteps >= max) return undefined;
-  const targets = state.path.filter((id) => id !== step.id && stepById(def, id)?.canRevisit);
+  const targets = state.path.filter(
+    (id) => id !== step.id && stepById(def, id)?.canRevisit && isHeld(state.entries[id]),
+  );
   if (targets.length === 0) return undefined;
   const described = Object.fromEntries(targets.map((id) => [id, stepById(def, id)?.label ?? id]));
   return llm.tool({
@@ -87,69 +89,55 @@ function goBackParameters(def: FlowDefinition, targets: string[]): ReturnType<ty
 }
 
 /** After a revisit: skip ahead over answers that still apply, up to where the caller was. */
-export function fastForward(
+export async function fastForward(
   def: FlowDefinition,
   state: FlowState,
   from: string,
   stopAt: string | undefined,
-): string {
+  options: ResolveOptions,
+): Promise<string> {
   let cur = from;
   const seen = new Set<string>();
   const answers = valuesOf(state.entries);
-  while (cur !== END && cur !== stopAt && state.entries[cur] && !seen.has(cur)) {
+  while (cur !== END && cur !== stopAt && isHeld(state.entries[cur]) && !seen.has(cur)) {
     seen.add(cur);
-    cur = resolveNext(def, stepById(def, cur)!, state.entries[cur]!, answers);
+    cur = (await resolveNext(def, stepById(def, cur)!, state.entries[cur]!, answers, options)).to;
   }
   return cur;
 }
 
 /** Drops answers the new path no longer passes through. */
-export function prune(def: FlowDefinition, state: FlowState, position: string): void {
-  const walk = walkAnswers(def, state.entries, position);
+export async function prune(
+  def: FlowDefinition,
+  state: FlowState,
+  position: string,
+  options: ResolveOptions,
+): Promise<void> {
+  const walk = await walkAnswers(def, state.entries, options, position);
   for (const id of Object.keys(state.entries)) {
     if (!walk.path.includes(id)) delete state.entries[id];
   }
   state.path = walk.path;
 }
 
+/** True for an entry whose answer (or skip) the running flow holds. */
+export function isHeld(entry: StepEntry | undefined): entry is StepEntry {
+  return entry !== undefined && !entry.withheld;
+}
+
 /** The path the answers take from the first step, up to `until` or the first gap. */
-export function walkAnswers(
+export async function walkAnswers(
   def: FlowDefinition,
   entries: Record<string, StepEntry>,
+  options: ResolveOptions,
   until?: string,
-): { path: string[]; position: string } {
+): Promise<{ path: string[]; position: string }> {
   const path: string[] = [];
   let cur = def.steps[0]!.id;
   const answers = valuesOf(entries);
-  while (cur !== END && cur !== until && entries[cur] && !path.includes(cur)) {
+  while (cur !== END && cur !== until && isHeld(entries[cur]) && !path.includes(cur)) {
     path.push(cur);
-    cur = resolveNext(def, stepById(def, cur)!, entries[cur]!, answers);
+    cur = (await resolveNext(def, stepById(def, cur)!, entries[cur]!, answers, options)).to;
   }
   return { path, position: cur };
-}
-
-/** A checkpointed state, its answers re-checked against their schemas; a bad one is asked again. */
-export function restoreState(def: FlowDefinition, saved: FlowState): FlowState {
-  const state = structuredClone(saved);
-  for (const [id, entry] of Object.entries(state.entries)) {
-    const step = stepById(def, id);
-    const schema = step?.runner.kind === 'task' ? step.runner.schema : undefined;
-    if (!step || (schema && !entry.skipped && !schema.safeParse(entry.value).success)) {
-      delete state.entries[id];
-    }
-  }
-  const kept = state.path.filter((id) => state.entries[id]);
-  if (kept.length !== state.path.length) {
-    // An answer no longer fits its step: continue at the first one that is missing.
-    const walk = walkAnswers(def, state.entries);
-    state.path = walk.path;
-    state.position = walk.position;
-  }
-  if (state.position !== END && !stepById(def, state.position)) {
-    throw new TasklineError(
-      'invalid_state',
-      `Call "${state.callId}" was checkpointed at step "${state.position}", which flow "${def.name}" no longer has: delete the checkpoint or restore the step.`,
-    );
-  }
-  return state;
 }

@@ -3,6 +3,7 @@ import type { CheckpointIO } from './checkpoint-io.js';
 import type { FlowState } from './checkpoints/types.js';
 import { valuesOf } from './graph.js';
 import {
+  type CheckpointRefusal,
   END,
   type FlowIncomplete,
   type FlowReport,
@@ -38,10 +39,32 @@ export function buildReport(state: FlowState): FlowReport {
   };
 }
 
-/** The result of a flow that ran to its end: the typed answers and the report. */
-export function completedResult<R>(state: FlowState): FlowResult<R> {
+/**
+ * The result of a flow that ran to its end: the typed answers and the report (and, for a
+ * call returned from its checkpoint, the masked answers it never stored).
+ */
+export function completedResult<R>(state: FlowState, withheld?: string[]): FlowResult<R> {
   const value = valuesOf(state.entries) as R;
-  return { status: 'completed', value, answers: { ...value }, report: buildReport(state) };
+  return {
+    status: 'completed',
+    value,
+    answers: { ...value },
+    report: buildReport(state),
+    ...(withheld && withheld.length > 0 ? { withheld } : {}),
+  };
+}
+
+/** The result of a flow whose stored checkpoint was refused: nothing asked, nothing written. */
+export function refusedResult<R>(state: FlowState, refusal: CheckpointRefusal): FlowResult<R> {
+  return {
+    ...incompleteResult<R>(
+      state,
+      'failed',
+      `the call's checkpoint was refused (${refusal.code}): ${refusal.message}`,
+    ),
+    error: { code: 'checkpoint_refused', message: refusal.message },
+    refused: refusal,
+  };
 }
 
 /** The result of a flow that stopped early: the answers so far, why, and where. */

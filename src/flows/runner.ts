@@ -21,22 +21,32 @@ import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
 import { type FlowDefinition, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
-import { resolveNext, type StepEntry, valuesOf } from './graph.js';
-import { fastForward, GO_BACK_TOOL, goBackTool, prune, restoreState } from './navigation.js';
+import {
+  PickFailure,
+  type ResolveOptions,
+  resolveNext,
+  type StepEntry,
+  valuesOf,
+} from './graph.js';
+import { fastForward, GO_BACK_TOOL, goBackTool, prune, walkAnswers } from './navigation.js';
 import {
   completedResult,
   incompleteResult,
   lostResult,
   nestedStepRun,
+  refusedResult,
   type StepRun,
 } from './report.js';
+import { restoreCheckpoint } from './restore.js';
 import {
   defaultResumeLine,
   type FlowEvents,
   type FlowRunOptions,
   type ResumeInfo,
 } from './run-options.js';
+import { checkSealKeys, storedState } from './secrets.js';
 import {
+  type CheckpointRefusal,
   END,
   type FlowIncomplete,
   type FlowResult,
@@ -71,10 +81,17 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private ownError: unknown;
   private working: (() => void) | undefined;
   private runCalled = false;
+  /** The error a step stopped the flow with (a failed pick), for the result. */
+  private stepError: { code: string; message: string } | undefined;
   /** Another agent took the session over (`session.updateAgent`) while the flow ran. */
   private takenOver = false;
   private readonly replaced = new ReplacedRun<FlowResult<R>>();
   private readonly nested: boolean;
+  private readonly sealKeys: Uint8Array[] | undefined;
+  /** Ends picks still running when the call ends. */
+  private readonly ending = new AbortController();
+  /** A resumed call is asking again for the masked answers its checkpoint did not hold. */
+  private refilling = false;
 
   /** @param nested internal: a flow run as a step of another flow never ends the call. */
   constructor(definition: FlowDefinition, options: FlowRunOptions = {}, nested = false) {
@@ -92,6 +109,16 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         `checkpointTimeoutMs must be a number of at least 100 ms (got ${String(options.checkpointTimeoutMs)}).`,
       );
     }
+    if (
+      options.resumeWindowMs !== undefined &&
+      !(typeof options.resumeWindowMs === 'number' && options.resumeWindowMs >= 0)
+    ) {
+      throw new TasklineError(
+        'invalid_argument',
+        `resumeWindowMs must be a number of ms >= 0, or Infinity (got ${String(options.resumeWindowMs)}).`,
+      );
+    }
+    this.sealKeys = checkSealKeys(options.sealKeys);
     this.definition = definition;
     this.options = options;
     this.nested = nested;
@@ -197,11 +224,15 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     const def = this.definition;
     const call = callOf(this.agentSession!);
     this.call = call;
+    const abort = () => this.ending.abort(new Error('the call ended'));
+    if (call.ended) abort();
+    else call.on('ended', abort);
     this.busy();
     const key: CheckpointKey = {
       flow: this.options.checkpointKey ?? def.name,
       callId: this.options.callId ?? call.callId,
     };
+    const sealKeys = this.sealKeys;
     const checkpoints = new FlowCheckpoints(
       this.options.checkpoints,
       key,
@@ -211,28 +242,40 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         this.emitter.emit('checkpoint', info);
         this.options.onCheckpoint?.(info);
       },
+      (state) => storedState(def, state, key, sealKeys),
     );
     this.checkpoints = checkpoints;
     const now = call.clock.now();
     // Something to report from, should the store fail before anything is loaded.
     this.state = freshState(def, key, now);
-    const { claim: claimed, state } = await checkpoints.claim(this.state, {
+    const claimed = await checkpoints.claim(this.state, {
       fresh: () => freshState(def, key, now),
-      restore: (saved) => restoreState(def, saved),
+      restore: (saved) =>
+        restoreCheckpoint(def, saved, { key, sealKeys, resolve: this.resolveOptions() }),
       ifCompleted: this.options.ifCompleted,
+      ifRefused: this.options.ifRefused,
+      resumeWindowMs: this.options.resumeWindowMs,
+      now,
     });
+    const state = claimed.state;
     this.state = state;
-    if (claimed === 'lost') return this.lost();
-    if (claimed === 'completed') return this.completed();
+    if (claimed.claim === 'lost') return this.lost();
+    if (claimed.claim === 'refused') return this.refused(claimed.refusal!);
+    if (claimed.claim === 'completed') return this.completed(claimed.reask);
     let greet: (() => Promise<void>) | undefined;
-    if (claimed === 'resumed' && state.position !== END) {
-      const step = stepById(def, state.position);
+    const reask = claimed.reask ?? [];
+    this.refilling = reask.length > 0;
+    const resumeAt = claimed.resumeAt ?? state.position;
+    if (claimed.claim === 'resumed' && resumeAt !== END) {
+      const step = stepById(def, resumeAt);
       const info: ResumeInfo = {
         flow: def.name,
         callId: key.callId,
-        step: state.position,
+        step: resumeAt,
         label: step?.label,
         answered: state.path.length,
+        reask,
+        reaskLabels: reask.map((id) => stepById(def, id)?.label ?? id),
       };
       this.emitter.emit('resumed', info);
       const line = this.options.resumeLine;
@@ -343,13 +386,29 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       }
       record.outcome = kind;
       state.entries[step.id] = entry;
-      let next = resolveNext(def, step, entry, this.answers());
-      if (state.revisit?.step === step.id) {
-        next = fastForward(def, state, next, state.revisit.returnTo);
-        delete state.revisit;
-        prune(def, state, next);
-      } else if (!state.path.includes(step.id)) {
-        state.path.push(step.id);
+      let next: string;
+      try {
+        next = await this.nextAfter(step, entry, record);
+      } catch (error) {
+        if (!(error instanceof PickFailure)) throw error;
+        // A pick that failed with no onError: the flow stops on this step, its answer
+        // not taken (a later session asks it again).
+        delete state.entries[step.id];
+        state.path = state.path.filter((id) => id !== step.id);
+        const timedOut = error.kind === 'pick_timeout';
+        record.outcome = timedOut ? 'timeout' : 'error';
+        record.reason = error.message;
+        this.stepError = { code: error.kind, message: error.message };
+        return this.stop(
+          'failed',
+          step.id,
+          {
+            status: timedOut ? 'timeout' : 'cancelled',
+            attempts: outcome.attempts,
+            reason: error.message,
+          },
+          record,
+        );
       }
       record.next = next;
       state.position = next;
@@ -359,6 +418,48 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     state.endedAt = clock.now();
     if (!(await this.persist())) return this.lost();
     return this.completed();
+  }
+
+  /** How picks run: bounded on the call's clock, stopped when the call ends. */
+  private resolveOptions(): ResolveOptions {
+    return { clock: this.call!.clock, signal: this.ending.signal };
+  }
+
+  /**
+   * Where the flow goes after `step` left `entry`, with the path and answers updated for it:
+   * through the rest of a go-back or of a resumed call's re-asked answers, or back round a
+   * loop (the answers from the step it returns to on are dropped: they are asked again).
+   */
+  private async nextAfter(step: StepDef, entry: StepEntry, record: StepRecord): Promise<string> {
+    const def = this.definition;
+    const state = this.state!;
+    const options = this.resolveOptions();
+    if (this.refilling) {
+      // Re-walk with the answer given again: on to the next withheld answer, or back to
+      // where the caller was (or wherever the new answer leads).
+      const walk = await walkAnswers(def, state.entries, options);
+      const next = walk.position;
+      if (!state.entries[next]?.withheld) {
+        this.refilling = false;
+        await prune(def, state, next, options);
+      }
+      return next;
+    }
+    const resolved = await resolveNext(def, step, entry, this.answers(), options);
+    if (resolved.error) {
+      record.outcome = 'error';
+      record.reason = resolved.error.message;
+    }
+    let next = resolved.to;
+    if (state.revisit?.step === step.id) {
+      next = await fastForward(def, state, next, state.revisit.returnTo, options);
+      delete state.revisit;
+      await prune(def, state, next, options);
+      return next;
+    }
+    if (!state.path.includes(step.id)) state.path.push(step.id);
+    if (next !== END && state.path.includes(next)) await prune(def, state, next, options);
+    return next;
   }
 
   private async runStep(step: StepDef, before?: () => Promise<void>): Promise<StepRun> {
@@ -371,8 +472,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         this.busy();
       }
     }
-    const task = step.runner.create();
     const state = this.state!;
+    const task = step.runner.create({ answers: this.answers() });
     await task.updateChatCtx(
       await stepContext(step.context ?? this.definition.options.context ?? 'summary', {
         answers: this.answers(),
@@ -384,12 +485,15 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         },
       }),
     );
-    const goBack = goBackTool(this.definition, state, step, task, {
-      isCurrent: (t) => this.current === t,
-      jump: (to) => {
-        this.jump = { to };
-      },
-    });
+    // No going back while a resumed call is asked again for its masked answers.
+    const goBack = this.refilling
+      ? undefined
+      : goBackTool(this.definition, state, step, task, {
+          isCurrent: (t) => this.current === t,
+          jump: (to) => {
+            this.jump = { to };
+          },
+        });
     if (goBack) await task.updateTools([...task.toolCtx.tools, goBack]);
     this.current = task;
     this.jump = undefined;
@@ -443,6 +547,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         checkpointKey: `${this.checkpoints!.key.flow}/${step.id}`,
         ifCompleted: 'restart',
         resumeLine: false,
+        resumeWindowMs: this.options.resumeWindowMs,
+        sealKeys: this.options.sealKeys,
         chatCtx: this.chatCtx.copy(),
         checkpointTimeoutMs: this.options.checkpointTimeoutMs,
       },
@@ -499,8 +605,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return lostResult<R>(this.state!, this.checkpoints?.io);
   }
 
-  private completed(): FlowResult<R> {
-    return completedResult<R>(this.state!);
+  /** The call's checkpoint was not trusted: nothing is asked and nothing written. */
+  private refused(refusal: CheckpointRefusal): FlowResult<R> {
+    return refusedResult<R>(this.state!, refusal);
+  }
+
+  private completed(withheld?: string[]): FlowResult<R> {
+    return completedResult<R>(this.state!, withheld);
   }
 
   private incomplete(
@@ -509,7 +620,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     step?: string,
     outcome?: FailedOutcome,
   ): FlowIncomplete<R> {
-    return incompleteResult<R>(this.state!, status, reason, step, outcome);
+    const result = incompleteResult<R>(this.state!, status, reason, step, outcome);
+    if (this.stepError) result.error = this.stepError;
+    return result;
   }
 }
 
