@@ -106,3 +106,14 @@ export function isZodSchema(v: unknown): v is z.ZodType {
     typeof (v as { safeParse?: unknown }).safeParse === 'function'
   );
 }
+
+/** True when a source says it masks its answer (`collectDigits({ mask: true })`, `meta.masked`). */
+export function sourceMasked(source: unknown): boolean {
+  if ((typeof source !== 'object' && typeof source !== 'function') || source === null) return false;
+  const s = source as {
+    options?: { mask?: unknown };
+    spec?: { mask?: unknown };
+    meta?: { masked?: unknown };
+  };
+  return s.options?.mask === true || s.spec?.mask === true || s.meta?.masked === true;
+}

@@ -1,6 +1,6 @@
 import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { derivedCheck, isZodSchema } from './answer-check.js';
+import { derivedCheck, isZodSchema, sourceMasked } from './answer-check.js';
 import { assertCondition } from './conditions.js';
 import type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
 import { isPick, isWhen } from './graph.js';
@@ -95,6 +95,8 @@ export class FlowBuilder<Steps extends StepInfo[] = []> implements Flow<FlowValu
       context: opts.context,
       meta: { ...sourceMeta(source), ...opts.meta },
       masked: opts.mask ?? sourceMasked(source),
+      source,
+      ...(opts.schema !== undefined ? { schema: opts.schema } : {}),
     };
     checkNext(def, step);
     return new FlowBuilder({ ...def, steps: [...def.steps, step] });
@@ -267,17 +269,6 @@ function toRunner(id: string, source: unknown, schema: unknown): StepRunner {
 }
 
 type StepRunnerTask = Extract<StepRunner, { kind: 'task' }>['create'];
-
-/** True when a source says it masks its answer (`collectDigits({ mask: true })`, `meta.masked`). */
-function sourceMasked(source: unknown): boolean {
-  if ((typeof source !== 'object' && typeof source !== 'function') || source === null) return false;
-  const s = source as {
-    options?: { mask?: unknown };
-    spec?: { mask?: unknown };
-    meta?: { masked?: unknown };
-  };
-  return s.options?.mask === true || s.spec?.mask === true || s.meta?.masked === true;
-}
 
 /** Checks a step's `next` beyond its shape: conditions, and the bounds of an async pick. */
 function checkNext(def: FlowDefinition, step: StepDef): void {

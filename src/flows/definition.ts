@@ -41,6 +41,10 @@ export interface StepDef {
   readonly meta: StepMeta;
   /** The answer is a secret: never checkpointed in clear. */
   readonly masked: boolean;
+  /** What the step was declared with (a definition, a factory, a flow): `toData` names it. */
+  readonly source: unknown;
+  /** The step's own answer schema, when it was given one (`schema` option). */
+  readonly schema?: unknown;
 }
 
 /** Options of a whole flow; see {@link flow}. */

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
 import { checkCondition } from './conditions.js';
+import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
 import { canSkip, flowEdges, isPick, isTable, isWhen, skipTarget } from './graph.js';
 import { END } from './types.js';
 
