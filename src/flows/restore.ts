@@ -23,66 +23,76 @@ import { type CheckpointRefusal, END } from './types.js';
 
 /** Most step records a checkpoint may hold (a report, not a log). */
 const MAX_RECORDS = 10_000;
-const id = z.string().min(1).max(256);
-const count = z.int().min(0).max(1_000_000);
-const time = z.number().finite();
 
-const entrySchema = z.object({
-  value: z.unknown().optional(),
-  skipped: z.boolean().optional(),
-  escalated: z.boolean().optional(),
-  withheld: z.boolean().optional(),
-  sealed: z.string().max(1_000_000).optional(),
-});
+let stateSchemaBuilt: ReturnType<typeof buildStateSchema> | undefined;
 
-const recordSchema = z.object({
-  step: id,
-  visit: count,
-  startedAt: time,
-  endedAt: time,
-  durationMs: z.number().finite(),
-  attempts: count,
-  noInput: count,
-  noMatch: count,
-  invalid: count,
-  outcome: z.string().max(64),
-  modality: z.string().max(32).optional(),
-  next: id.optional(),
-  reason: z.string().max(10_000).optional(),
-});
+/** The shape every stored flow state must have (built on first use, not at import). */
+function stateSchema(): ReturnType<typeof buildStateSchema> {
+  stateSchemaBuilt ??= buildStateSchema();
+  return stateSchemaBuilt;
+}
 
-const STATUSES = [
-  'running',
-  'completed',
-  'failed',
-  'escalated',
-  'hangup',
-  'cancelled',
-  'transferred',
-  'conflict',
-] as const;
+function buildStateSchema() {
+  const id = z.string().min(1).max(256);
+  const count = z.int().min(0).max(1_000_000);
+  const time = z.number().finite();
 
-/** The shape every stored flow state must have. */
-const stateSchema = z.object({
-  flow: id,
-  callId: id,
-  status: z.enum(STATUSES),
-  position: id,
-  entries: z.record(id, entrySchema),
-  path: z.array(id).max(10_000),
-  visits: z.record(id, count),
-  records: z.array(recordSchema).max(MAX_RECORDS),
-  backSteps: count,
-  revisit: z.object({ step: id, returnTo: id }).optional(),
-  resumes: count,
-  owner: z.string().max(512),
-  startedAt: time,
-  endedAt: time.optional(),
-  reason: z.string().max(10_000).optional(),
-  step: id.optional(),
-  version: z.union([z.number().finite(), z.string().max(256)]).optional(),
-  savedAt: time.optional(),
-});
+  const entrySchema = z.object({
+    value: z.unknown().optional(),
+    skipped: z.boolean().optional(),
+    escalated: z.boolean().optional(),
+    withheld: z.boolean().optional(),
+    sealed: z.string().max(1_000_000).optional(),
+  });
+
+  const recordSchema = z.object({
+    step: id,
+    visit: count,
+    startedAt: time,
+    endedAt: time,
+    durationMs: z.number().finite(),
+    attempts: count,
+    noInput: count,
+    noMatch: count,
+    invalid: count,
+    outcome: z.string().max(64),
+    modality: z.string().max(32).optional(),
+    next: id.optional(),
+    reason: z.string().max(10_000).optional(),
+  });
+
+  const STATUSES = [
+    'running',
+    'completed',
+    'failed',
+    'escalated',
+    'hangup',
+    'cancelled',
+    'transferred',
+    'conflict',
+  ] as const;
+
+  return z.object({
+    flow: id,
+    callId: id,
+    status: z.enum(STATUSES),
+    position: id,
+    entries: z.record(id, entrySchema),
+    path: z.array(id).max(10_000),
+    visits: z.record(id, count),
+    records: z.array(recordSchema).max(MAX_RECORDS),
+    backSteps: count,
+    revisit: z.object({ step: id, returnTo: id }).optional(),
+    resumes: count,
+    owner: z.string().max(512),
+    startedAt: time,
+    endedAt: time.optional(),
+    reason: z.string().max(10_000).optional(),
+    step: id.optional(),
+    version: z.union([z.number().finite(), z.string().max(256)]).optional(),
+    savedAt: time.optional(),
+  });
+}
 
 /** A checkpoint restored: the state to continue from, and masked answers to ask again. */
 export interface Restored {
@@ -145,7 +155,7 @@ function refuse(code: CheckpointRefusal['code'], message: string, step?: string)
 }
 
 async function restore(def: FlowDefinition, raw: unknown, ctx: RestoreContext): Promise<Restored> {
-  const parsed = stateSchema.safeParse(raw);
+  const parsed = stateSchema().safeParse(raw);
   if (!parsed.success) {
     const issue = parsed.error.issues[0]!;
     const field = issue.path.length ? issue.path.join('.') : 'the state';

@@ -57,8 +57,7 @@ export function storedState(
 ): FlowState {
   const entries: Record<string, StoredEntry> = {};
   for (const [id, entry] of Object.entries(state.entries)) {
-    const step = def.steps.find((s) => s.id === id);
-    if (entry.skipped || entry.withheld || !isSecret(step, entry.value)) {
+    if (entry.skipped || entry.withheld || !secretEntry(def, id, entry)) {
       entries[id] = entry;
       continue;
     }
@@ -73,6 +72,20 @@ export function storedState(
     records: state.records.map((r) => (r.reason ? { ...r, reason: maskPII(r.reason) } : r)),
     ...(state.reason !== undefined ? { reason: maskPII(state.reason) } : {}),
   };
+}
+
+/** Whether an answer is secret, decided once per answer (every write would ask again). */
+const secrecy = new WeakMap<StepEntry, boolean>();
+function secretEntry(def: FlowDefinition, id: string, entry: StepEntry): boolean {
+  let secret = secrecy.get(entry);
+  if (secret === undefined) {
+    secret = isSecret(
+      def.steps.find((s) => s.id === id),
+      entry.value,
+    );
+    secrecy.set(entry, secret);
+  }
+  return secret;
 }
 
 /** Seals one answer for its place (flow, call, step): it opens nowhere else. */

@@ -19,15 +19,7 @@ import { type FlowIssue, validateFlow } from '../validate.js';
 import { type DocPath, Positions } from './positions.js';
 import { buildPrebuilt, PREBUILT_TASKS } from './prebuilt.js';
 import type { FlowRegistry } from './registry.js';
-import {
-  type FlowDocument,
-  flowDocumentSchema,
-  nextSchema,
-  pickSchema,
-  type StepDocument,
-  tableSchema,
-  whenSchema,
-} from './schema.js';
+import { type FlowDocument, flowSchemas, type StepDocument } from './schema.js';
 import { placeholders, rememberTemplate, render } from './template.js';
 import { yaml } from './yaml.js';
 
@@ -189,7 +181,7 @@ export function checkFlowText<R = Record<string, unknown>>(
     error([], 'a flow document is a mapping with "flow", "version" and "steps"');
     return done();
   }
-  const parsed = flowDocumentSchema.safeParse(data);
+  const parsed = flowSchemas().document.safeParse(data);
   if (!parsed.success) {
     for (const issue of explainAll(parsed.error.issues, data)) {
       error(issue.path, issue.message, issue.atKey);
@@ -445,7 +437,7 @@ function nextOf(
     return ok ? when : when.else;
   }
   if ('pick' in next && typeof next.pick === 'string') {
-    const spec = next as z.infer<typeof pickSchema>;
+    const spec = next as { pick: string; to: string[] };
     const fn = registry.picks?.[spec.pick];
     if (typeof fn !== 'function') {
       error([...at, 'pick'], `unknown pick "${spec.pick}"${known('picks', registry.picks)}`);
@@ -540,6 +532,12 @@ function explain(issue: z.core.$ZodIssue, data: unknown): Explained {
 
 /** Which shape a `next` value tried to be, and what is wrong with it as that shape. */
 function explainNext(value: unknown): { message: string } {
+  const {
+    when: whenSchema,
+    pick: pickSchema,
+    table: tableSchema,
+    next: nextSchema,
+  } = flowSchemas();
   const shape =
     typeof value === 'object' && value !== null && !Array.isArray(value)
       ? 'when' in value
