@@ -111,9 +111,13 @@ export function isZodSchema(v: unknown): v is z.ZodType {
 export function sourceMasked(source: unknown): boolean {
   if ((typeof source !== 'object' && typeof source !== 'function') || source === null) return false;
   const s = source as {
+    kind?: unknown;
+    definition?: { steps?: ReadonlyArray<{ masked?: unknown }> };
     options?: { mask?: unknown };
     spec?: { mask?: unknown };
     meta?: { masked?: unknown };
   };
+  // A nested flow's answer holds its steps' answers: masked if any of them is.
+  if (s.kind === 'flow') return s.definition?.steps?.some((step) => step.masked === true) ?? false;
   return s.options?.mask === true || s.spec?.mask === true || s.meta?.masked === true;
 }

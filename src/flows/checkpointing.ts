@@ -52,6 +52,8 @@ export interface ClaimResult {
   state: FlowState;
   /** Masked answers to ask again (resumed) or missing from the value (completed). */
   reask?: string[];
+  /** Those of `reask` withheld from the checkpoint because they are secret. */
+  secret?: string[];
   /** Where the caller was (resumed). */
   resumeAt?: string;
   /** Why the stored checkpoint was refused. */
@@ -112,6 +114,7 @@ export class FlowCheckpoints {
             claim: 'resumed',
             state: restored.state,
             reask: restored.reask,
+            secret: restored.secret,
             resumeAt: restored.resumeAt,
           };
         }

@@ -100,6 +100,8 @@ export interface Restored {
   state: FlowState;
   /** Steps whose answers the checkpoint did not hold (withheld masked answers), in path order. */
   reask: string[];
+  /** Those of `reask` that the checkpoint withheld because they are secret (masked). */
+  secret: string[];
   /** Where the caller was, in the flow (the step after the last answer). */
   resumeAt: string;
 }
@@ -241,7 +243,10 @@ async function restore(def: FlowDefinition, raw: unknown, ctx: RestoreContext): 
   if (revisit) state.revisit = revisit;
   else delete state.revisit;
   state.position = asked[0] ?? (revisit ? revisit.step : walk.position);
-  return { ok: true, state, reask: asked, resumeAt: walk.position };
+  // Where the caller was: past the answers asked again, or the step they had gone back to.
+  const resumeAt = asked.length > 0 || !revisit ? walk.position : revisit.step;
+  const secret = asked.filter((id) => saved.entries[id]?.withheld === true);
+  return { ok: true, state, reask: asked, secret, resumeAt };
 }
 
 /** Opens sealed answers; a sealed answer that does not open is refused. */

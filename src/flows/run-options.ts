@@ -26,6 +26,8 @@ export interface ResumeInfo {
   reask: string[];
   /** Labels (or ids) of the `reask` steps. */
   reaskLabels: string[];
+  /** True when every answer asked again is a masked one (withheld from the checkpoint). */
+  reaskMasked: boolean;
 }
 
 /** Events of a running flow; subscribe with {@link FlowTask.on} or the run options. */
@@ -100,5 +102,7 @@ export function defaultResumeLine(info: ResumeInfo): string {
     : `Welcome back. We'll pick up where we left off, at question ${info.answered + 1}.`;
   if (info.reask.length === 0) return where;
   const what = info.reaskLabels.join(' and ');
-  return `${where} For your security, I need to ask for ${what} again first.`;
+  return info.reaskMasked
+    ? `${where} For your security, I need to ask for ${what} again first.`
+    : `${where} First, I need to ask for ${what} again.`;
 }

@@ -276,6 +276,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         answered: state.path.length,
         reask,
         reaskLabels: reask.map((id) => stepById(def, id)?.label ?? id),
+        reaskMasked: reask.every((id) => claimed.secret?.includes(id)),
       };
       this.emitter.emit('resumed', info);
       const line = this.options.resumeLine;
