@@ -10,7 +10,13 @@ import { z } from 'zod/v4';
 import type { Outcome } from '../outcome.js';
 import type { FlowState } from './checkpoints/types.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
-import { type ResolveOptions, resolveNext, type StepEntry, valuesOf } from './graph.js';
+import {
+  type PickFailure,
+  type ResolveOptions,
+  resolveNext,
+  type StepEntry,
+  valuesOf,
+} from './graph.js';
 import { END } from './types.js';
 
 /** The go-back tool's name, as models (and scripts) call it. */
@@ -140,4 +146,49 @@ export async function walkAnswers(
     cur = (await resolveNext(def, stepById(def, cur)!, entries[cur]!, answers, options)).to;
   }
   return { path, position: cur };
+}
+
+/** Where the flow goes after a step, and whether a resumed call is still asking again. */
+export interface Advance {
+  next: string;
+  refilling: boolean;
+  /** An async pick failed and its `onError` target was taken. */
+  pickError?: PickFailure;
+}
+
+/**
+ * Where the flow goes after `step` left `entry`, with the path and answers updated for it:
+ * through the rest of a go-back or of a resumed call's re-asked answers, or back round a
+ * loop (the answers from the step it returns to on are dropped: they are asked again).
+ * Throws a PickFailure when a pick fails with no `onError`.
+ */
+export async function advance(
+  def: FlowDefinition,
+  state: FlowState,
+  step: StepDef,
+  entry: StepEntry,
+  ctx: { resolve: ResolveOptions; refilling: boolean; answers: Record<string, unknown> },
+): Promise<Advance> {
+  const options = ctx.resolve;
+  if (ctx.refilling) {
+    // Re-walk with the answer given again: on to the next withheld answer, or back to where
+    // the caller was (or wherever the new answer leads).
+    const walk = await walkAnswers(def, state.entries, options);
+    const next = walk.position;
+    if (state.entries[next]?.withheld) return { next, refilling: true };
+    await prune(def, state, next, options);
+    return { next, refilling: false };
+  }
+  const resolved = await resolveNext(def, step, entry, ctx.answers, options);
+  const pickError = resolved.error ? { pickError: resolved.error } : {};
+  let next = resolved.to;
+  if (state.revisit?.step === step.id) {
+    next = await fastForward(def, state, next, state.revisit.returnTo, options);
+    delete state.revisit;
+    await prune(def, state, next, options);
+    return { next, refilling: false, ...pickError };
+  }
+  if (!state.path.includes(step.id)) state.path.push(step.id);
+  if (next !== END && state.path.includes(next)) await prune(def, state, next, options);
+  return { next, refilling: false, ...pickError };
 }

@@ -1,7 +1,7 @@
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import type { CheckpointIO } from './checkpoint-io.js';
 import type { FlowState } from './checkpoints/types.js';
-import { valuesOf } from './graph.js';
+import { type PickFailure, valuesOf } from './graph.js';
 import {
   type CheckpointRefusal,
   END,
@@ -9,6 +9,7 @@ import {
   type FlowReport,
   type FlowResult,
   type FlowStatus,
+  type StepRecord,
 } from './types.js';
 
 /**
@@ -135,4 +136,41 @@ export function nestedStepRun(name: string, result: FlowResult<unknown>): StepRu
     outcome: { status, attempts: t.attempts, reason: `${name}: ${result.reason}` },
     counters,
   };
+}
+
+/** The record of one step run, before the runner knows how it ended for the flow. */
+export function stepRecord(
+  step: string,
+  visit: number,
+  startedAt: number,
+  endedAt: number,
+  run: StepRun,
+): StepRecord {
+  const { outcome, counters } = run;
+  const record: StepRecord = {
+    step,
+    visit,
+    startedAt,
+    endedAt,
+    durationMs: endedAt - startedAt,
+    attempts: outcome.attempts,
+    noInput: counters.noInput,
+    noMatch: counters.noMatch,
+    invalid: counters.invalid,
+    outcome: outcome.status,
+  };
+  if (outcome.status === 'ok' && outcome.modality) record.modality = outcome.modality;
+  return record;
+}
+
+/** A failed pick as the step's outcome (`timeout`, or `error` in the record) and why. */
+export function pickFailureOutcome(
+  error: PickFailure,
+  attempts: number,
+  record: StepRecord,
+): FailedOutcome {
+  const timedOut = error.kind === 'pick_timeout';
+  record.outcome = timedOut ? 'timeout' : 'error';
+  record.reason = error.message;
+  return { status: timedOut ? 'timeout' : 'cancelled', attempts, reason: error.message };
 }

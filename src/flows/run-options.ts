@@ -3,11 +3,12 @@
  * resumed call hears. The runner itself is ./runner.ts.
  */
 import type { llm } from '@livekit/agents';
-import type { CheckpointInfo } from './checkpointing.js';
-import type { CheckpointStore } from './checkpoints/types.js';
+import type { CheckpointInfo, ClaimResult } from './checkpointing.js';
+import type { CheckpointKey, CheckpointStore } from './checkpoints/types.js';
+import { type FlowDefinition, stepById } from './definition.js';
 import type { FlowEnding } from './ending.js';
 import type { SealKeys } from './secrets.js';
-import type { StepRecord } from './types.js';
+import { END, type StepRecord } from './types.js';
 
 /** What the default resume line and a custom one are told. */
 export interface ResumeInfo {
@@ -105,4 +106,26 @@ export function defaultResumeLine(info: ResumeInfo): string {
   return info.reaskMasked
     ? `${where} For your security, I need to ask for ${what} again first.`
     : `${where} First, I need to ask for ${what} again.`;
+}
+
+/** What a resumed call is told (and `resumed` listeners get); undefined once at the end. */
+export function resumeInfo(
+  def: FlowDefinition,
+  key: CheckpointKey,
+  claimed: ClaimResult,
+): ResumeInfo | undefined {
+  const state = claimed.state;
+  const at = claimed.resumeAt ?? state.position;
+  if (at === END) return undefined;
+  const reask = claimed.reask ?? [];
+  return {
+    flow: def.name,
+    callId: key.callId,
+    step: at,
+    label: stepById(def, at)?.label,
+    answered: state.path.length,
+    reask,
+    reaskLabels: reask.map((id) => stepById(def, id)?.label ?? id),
+    reaskMasked: reask.every((id) => claimed.secret?.includes(id)),
+  };
 }

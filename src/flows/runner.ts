@@ -3,8 +3,9 @@
  * runStep). What has a job of its own lives beside it: navigation.ts (go back, fast-forward,
  * restored answers), checkpointing.ts (claiming the call, versioned writes), report.ts (the
  * result and the per-call report), ending.ts (how the call ends), context.ts (each step's
- * context), graph.ts (where an answer leads). A little over 500 lines with its tracing hooks:
- * the loop and its step records share the run state and read best in one class.
+ * context), graph.ts (where an answer leads), restore.ts (checking a checkpoint before it is
+ * trusted), secrets.ts (masked answers). Some 560 lines with its tracing hooks: the
+ * loop and its step records share the run state and read best in one class.
  */
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
@@ -21,21 +22,17 @@ import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
 import { type FlowDefinition, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
-import {
-  PickFailure,
-  type ResolveOptions,
-  resolveNext,
-  type StepEntry,
-  valuesOf,
-} from './graph.js';
-import { fastForward, GO_BACK_TOOL, goBackTool, prune, walkAnswers } from './navigation.js';
+import { PickFailure, type ResolveOptions, type StepEntry, valuesOf } from './graph.js';
+import { advance, GO_BACK_TOOL, goBackTool } from './navigation.js';
 import {
   completedResult,
   incompleteResult,
   lostResult,
   nestedStepRun,
+  pickFailureOutcome,
   refusedResult,
   type StepRun,
+  stepRecord,
 } from './report.js';
 import { restoreCheckpoint } from './restore.js';
 import {
@@ -43,6 +40,7 @@ import {
   type FlowEvents,
   type FlowRunOptions,
   type ResumeInfo,
+  resumeInfo,
 } from './run-options.js';
 import { checkSealKeys, storedState } from './secrets.js';
 import {
@@ -263,21 +261,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     if (claimed.claim === 'refused') return this.refused(claimed.refusal!);
     if (claimed.claim === 'completed') return this.completed(claimed.reask);
     let greet: (() => Promise<void>) | undefined;
-    const reask = claimed.reask ?? [];
-    this.refilling = reask.length > 0;
-    const resumeAt = claimed.resumeAt ?? state.position;
-    if (claimed.claim === 'resumed' && resumeAt !== END) {
-      const step = stepById(def, resumeAt);
-      const info: ResumeInfo = {
-        flow: def.name,
-        callId: key.callId,
-        step: resumeAt,
-        label: step?.label,
-        answered: state.path.length,
-        reask,
-        reaskLabels: reask.map((id) => stepById(def, id)?.label ?? id),
-        reaskMasked: reask.every((id) => claimed.secret?.includes(id)),
-      };
+    this.refilling = (claimed.reask ?? []).length > 0;
+    const info = claimed.claim === 'resumed' ? resumeInfo(def, key, claimed) : undefined;
+    if (info) {
       this.emitter.emit('resumed', info);
       const line = this.options.resumeLine;
       if (line !== false) {
@@ -315,21 +301,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
-      const endedAt = clock.now();
-      const { outcome, counters } = run;
-      const record: StepRecord = {
-        step: step.id,
-        visit,
-        startedAt,
-        endedAt,
-        durationMs: endedAt - startedAt,
-        attempts: outcome.attempts,
-        noInput: counters.noInput,
-        noMatch: counters.noMatch,
-        invalid: counters.invalid,
-        outcome: outcome.status,
-      };
-      if (outcome.status === 'ok' && outcome.modality) record.modality = outcome.modality;
+      const { outcome } = run;
+      const record = stepRecord(step.id, visit, startedAt, clock.now(), run);
 
       if (run.jump) {
         record.outcome = 'back';
@@ -389,27 +362,26 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       state.entries[step.id] = entry;
       let next: string;
       try {
-        next = await this.nextAfter(step, entry, record);
+        const advanced = await advance(def, state, step, entry, {
+          resolve: this.resolveOptions(),
+          refilling: this.refilling,
+          answers: this.answers(),
+        });
+        next = advanced.next;
+        this.refilling = advanced.refilling;
+        if (advanced.pickError) {
+          record.outcome = 'error';
+          record.reason = advanced.pickError.message;
+        }
       } catch (error) {
         if (!(error instanceof PickFailure)) throw error;
         // A pick that failed with no onError: the flow stops on this step, its answer
         // not taken (a later session asks it again).
         delete state.entries[step.id];
         state.path = state.path.filter((id) => id !== step.id);
-        const timedOut = error.kind === 'pick_timeout';
-        record.outcome = timedOut ? 'timeout' : 'error';
-        record.reason = error.message;
         this.stepError = { code: error.kind, message: error.message };
-        return this.stop(
-          'failed',
-          step.id,
-          {
-            status: timedOut ? 'timeout' : 'cancelled',
-            attempts: outcome.attempts,
-            reason: error.message,
-          },
-          record,
-        );
+        const failed = pickFailureOutcome(error, outcome.attempts, record);
+        return this.stop('failed', step.id, failed, record);
       }
       record.next = next;
       state.position = next;
@@ -424,43 +396,6 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   /** How picks run: bounded on the call's clock, stopped when the call ends. */
   private resolveOptions(): ResolveOptions {
     return { clock: this.call!.clock, signal: this.ending.signal };
-  }
-
-  /**
-   * Where the flow goes after `step` left `entry`, with the path and answers updated for it:
-   * through the rest of a go-back or of a resumed call's re-asked answers, or back round a
-   * loop (the answers from the step it returns to on are dropped: they are asked again).
-   */
-  private async nextAfter(step: StepDef, entry: StepEntry, record: StepRecord): Promise<string> {
-    const def = this.definition;
-    const state = this.state!;
-    const options = this.resolveOptions();
-    if (this.refilling) {
-      // Re-walk with the answer given again: on to the next withheld answer, or back to
-      // where the caller was (or wherever the new answer leads).
-      const walk = await walkAnswers(def, state.entries, options);
-      const next = walk.position;
-      if (!state.entries[next]?.withheld) {
-        this.refilling = false;
-        await prune(def, state, next, options);
-      }
-      return next;
-    }
-    const resolved = await resolveNext(def, step, entry, this.answers(), options);
-    if (resolved.error) {
-      record.outcome = 'error';
-      record.reason = resolved.error.message;
-    }
-    let next = resolved.to;
-    if (state.revisit?.step === step.id) {
-      next = await fastForward(def, state, next, state.revisit.returnTo, options);
-      delete state.revisit;
-      await prune(def, state, next, options);
-      return next;
-    }
-    if (!state.path.includes(step.id)) state.path.push(step.id);
-    if (next !== END && state.path.includes(next)) await prune(def, state, next, options);
-    return next;
   }
 
   private async runStep(step: StepDef, before?: () => Promise<void>): Promise<StepRun> {
