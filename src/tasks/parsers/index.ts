@@ -22,6 +22,7 @@ export { refusal } from './refusal.js';
 export {
   alternatives,
   approximately,
+  declined,
   invalid,
   isMatch,
   match,
