@@ -308,11 +308,16 @@ export function likert(
   );
 }
 
-/** Free text up to `maxChars` (default 500), taken as said. */
+/**
+ * Free text up to `maxChars` (default 500), taken as said. Optional by default: a refusal or a
+ * "nothing to add" reply ("skip", "no thanks", "nope, that's all") ends the task as `declined`
+ * (a skippable flow step is skipped) instead of being stored; with `optional: false` only
+ * refusals to answer are declined and a bare "no" or "nothing" is the answer.
+ */
 export function freeText(
   options: PrebuiltOptions<string> & Partial<parse.FreeTextOptions>,
 ): TaskDefinition<string> {
-  const { maxChars = 500, minChars, ...rest } = options;
+  const { maxChars = 500, minChars, optional = true, ...rest } = options;
   return build(
     'free_text',
     z.string().max(maxChars),
@@ -320,7 +325,9 @@ export function freeText(
     {
       // A filler on its own ("um", "hmm") is not an answer: let the model or a re-prompt handle it.
       parse: (text) =>
-        FILLER_ONLY.test(text) ? { kind: 'nomatch' } : parse.freeText(text, { maxChars, minChars }),
+        FILLER_ONLY.test(text)
+          ? { kind: 'nomatch' }
+          : parse.freeText(text, { maxChars, minChars, optional }),
       readBack: (v) => v,
       expects: { kind: 'freeText', judge: () => 'unknown' },
     },
