@@ -4,7 +4,7 @@
  * key interrupts it; timers wait until it has played out), the no-input timer, and the
  * `call.waitForCaller()` declaration while the task listens.
  */
-import type { voice } from '@livekit/agents';
+import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import type { KeypadEntry } from './typed-task-spec.js';
@@ -91,7 +91,10 @@ export interface CallerInputEvents {
   entry(keys: string): void;
   /** The caller said and pressed nothing for the no-input timeout after the task's speech. */
   silence(): void;
-  /** True while the task may still take an answer (it has not ended or begun escalating). */
+  /**
+   * True while the task may still take an answer (it has not ended, been completed from
+   * outside, or begun escalating).
+   */
   listening(): boolean;
 }
 
@@ -105,6 +108,7 @@ export class CallerInput {
   private readonly keypad: KeypadCollector | undefined;
   private noInput: TimerHandle | undefined;
   private releaseWait: (() => void) | undefined;
+  private detach: (() => void) | undefined;
 
   constructor(
     private readonly call: CallContext,
@@ -115,9 +119,22 @@ export class CallerInput {
     this.keypad = keypad && new KeypadCollector(keypad, call, (keys) => on.entry(keys));
   }
 
-  /** True when the task takes keypad answers. */
-  get takesKeys(): boolean {
-    return this.keypad !== undefined;
+  /**
+   * Listens to the call's keys and the session's speech while the task is the current agent
+   * (a task paused under a nested one neither hears keys nor tracks the other's speech).
+   */
+  attach(session: voice.AgentSession, isCurrent: () => boolean): void {
+    const offKeys = this.call.on('dtmf', ({ digit }) => {
+      if (this.on.listening() && isCurrent()) this.key(digit);
+    });
+    const onSpeech = (ev: voice.SpeechCreatedEvent) => {
+      if (this.on.listening() && isCurrent()) this.speaking(ev.speechHandle);
+    };
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.detach = () => {
+      offKeys();
+      session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    };
   }
 
   /** The task started speaking: silence does not count (and timers wait) until it ends. */
@@ -160,10 +177,12 @@ export class CallerInput {
     });
   }
 
-  /** Stops every timer and the wait declaration (the task ended or is escalating). */
+  /** Stops listening: every timer, the wait declaration, keys and speech tracking. */
   stop(): void {
     this.quiet();
     this.keypad?.reset();
+    this.detach?.();
+    this.detach = undefined;
   }
 
   /** Interrupts what the task is saying (a key cuts off its prompt). */

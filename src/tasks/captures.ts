@@ -1,6 +1,8 @@
 import type { voice } from '@livekit/agents';
-import { callOf } from '../core/call.js';
+import { type CallContext, callOf } from '../core/call.js';
+import { logLine } from '../core/log.js';
 import { maskValue } from '../core/pii.js';
+import type { Outcome } from '../outcome.js';
 
 /** One value captured during a call, in the form that may be shown or spoken. */
 export interface CaptureEntry {
@@ -80,4 +82,30 @@ export function recordCapture(
   options: { masked?: boolean } = {},
 ): void {
   capturesOf(session).record(name, value, { ...options, at: callOf(session).clock.now() });
+}
+
+/**
+ * What a capture leaves behind when it ends: a log line ("pin ended: ok", reasons and masked
+ * values masked) and, for an accepted value, an entry in the call's capture log in the form
+ * `display` gives it (masked when the capture is).
+ */
+export function noteEnd<T>(
+  session: voice.AgentSession | undefined,
+  call: CallContext | undefined,
+  task: { name: string; masked?: boolean; logComponent?: string },
+  outcome: Outcome<T>,
+  display: (value: T) => string,
+): void {
+  const ok = outcome.status === 'ok';
+  logLine(task.logComponent ?? 'taskline.tasks', 'info', `${task.name} ended: ${outcome.status}`, {
+    task: task.name,
+    status: outcome.status,
+    attempts: outcome.attempts,
+    reason: ok ? undefined : outcome.reason,
+    modality: ok ? outcome.modality : undefined,
+    callId: call?.callId,
+  });
+  if (outcome.status === 'ok' && session) {
+    recordCapture(session, task.name, display(outcome.value), { masked: task.masked });
+  }
 }

@@ -148,3 +148,15 @@ export function readBackExpectation<T>(
     },
   };
 }
+
+/** What a task listens for in its current phase: its question, or a pending read-back. */
+export function taskExpectation<T>(
+  spec: TaskSpec<T>,
+  readBack: { readonly state: ReadBackState<T> | undefined; spokenCandidates(): string[] },
+  read: Reader<T> | undefined,
+): Expectation {
+  const state = readBack.state;
+  return state
+    ? readBackExpectation(spec, state, read, readBack.spokenCandidates())
+    : askingExpectation(spec, read);
+}
