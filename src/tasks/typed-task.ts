@@ -42,7 +42,14 @@ import {
   taskTools,
 } from './typed-task-spec.js';
 
-export type { KeypadEntry, ParseContext, TaskCounters, TaskSpec } from './typed-task-spec.js';
+export type {
+  ExpectationSpec,
+  KeypadEntry,
+  ParseContext,
+  SubmitTool,
+  TaskCounters,
+  TaskSpec,
+} from './typed-task-spec.js';
 export { ESCALATE_TOOL, TASK_TOOLS } from './typed-task-spec.js';
 
 type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
