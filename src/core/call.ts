@@ -226,12 +226,10 @@ export class CallContext {
     const known = this.messages.get(message.id);
     if (known) return known;
     if (this.declaredSpeech) return 'speech';
-    // Upstream commits a spoken turn as its final transcripts joined: a message holding the
-    // latest one was heard; one that does not was typed (a transcript left over is stale).
-    const last = this.heard.at(-1);
-    return last !== undefined && comparable(message.textContent ?? '').includes(last)
-      ? 'speech'
-      : 'text';
+    // Upstream commits a spoken turn as its final transcripts joined: a message holding one
+    // of them was heard; one that holds none was typed (a transcript left over is stale).
+    const said = comparable(message.textContent ?? '');
+    return this.heard.some((heard) => said.includes(heard)) ? 'speech' : 'text';
   }
 
   /**

@@ -6,7 +6,13 @@ import { patchDigitEnd, patchEmail, spelledTarget } from './parsers/correct.js';
 import * as parse from './parsers/index.js';
 import { spelledWord } from './parsers/name.js';
 import type { ParseResult } from './parsers/result.js';
-import { DIGIT_PHRASES, YES_NO_PHRASES } from './task-expectation.js';
+import {
+  DIGIT_PHRASES,
+  dateMayGrow,
+  numberMayGrow,
+  timeMayGrow,
+  YES_NO_PHRASES,
+} from './task-expectation.js';
 import type { TaskSpec } from './typed-task-spec.js';
 
 export type { PersonName } from './parsers/name.js';
@@ -127,7 +133,7 @@ export function number(
             }
           : undefined,
       readBack: (v) => parse.readBack('number', v),
-      expects: { kind: 'number', phrases: numberWords(min, max, integer) },
+      expects: { kind: 'number', phrases: numberWords(min, max, integer), mayGrow: numberMayGrow },
     },
     rest,
   );
@@ -145,7 +151,7 @@ export function date(
     {
       parse: (text, ctx) => parse.date(text, { now: new Date(ctx.now), timeZone, prefer }),
       readBack: (v) => parse.readBack('date', v),
-      expects: { kind: 'date' },
+      expects: { kind: 'date', mayGrow: dateMayGrow },
     },
     rest,
   );
@@ -166,7 +172,7 @@ export function time(options: PrebuiltOptions<string> & parse.TimeOptions): Task
           ? { kind: 'match', value: v }
           : parse.time(v, { defaultPeriod }),
       readBack: (v) => parse.readBack('time', v),
-      expects: { kind: 'time' },
+      expects: { kind: 'time', mayGrow: timeMayGrow },
     },
     rest,
   );
@@ -213,7 +219,12 @@ export function phone(
       normalize: same((t) => parse.phone(t, { defaultRegion })),
       confirm: 'audio',
       readBack: (v) => parse.readBack('phone', v),
-      expects: { kind: 'phone', phrases: DIGIT_PHRASES, digits: { min: 10, max: 10 } },
+      expects: {
+        kind: 'phone',
+        phrases: DIGIT_PHRASES,
+        // A national number in North America has 10 digits; elsewhere lengths vary.
+        digits: defaultRegion === 'US' || defaultRegion === 'CA' ? { min: 10, max: 10 } : undefined,
+      },
     },
     rest,
   );

@@ -100,7 +100,8 @@ export function judgeWith<T>(
         if (n >= expects.digits.min && n < expects.digits.max) return 'unknown';
       }
       const parsed = read?.(text);
-      if (parsed?.kind === 'match' || parsed?.kind === 'declined') return 'complete';
+      if (parsed?.kind === 'declined') return 'complete';
+      if (parsed?.kind === 'match') return expects.mayGrow?.(text) ? 'unknown' : 'complete';
       if (refusal(text) === 'explicit') return 'complete';
       if (soundsUnfinished(text)) return 'incomplete';
       return 'unknown';
@@ -159,4 +160,62 @@ export function taskExpectation<T>(
   return state
     ? readBackExpectation(spec, state, read, readBack.spokenCandidates())
     : askingExpectation(spec, read);
+}
+
+const LAST_WORD = (text: string) => plainWords(text).at(-1) ?? '';
+const GROWING_NUMBER = new Set([
+  'twenty',
+  'thirty',
+  'forty',
+  'fifty',
+  'sixty',
+  'seventy',
+  'eighty',
+  'ninety',
+  'hundred',
+  'thousand',
+  'million',
+  'point',
+  'minus',
+  'negative',
+]);
+
+/** A number that may go on ("twenty" → "twenty five", "one hundred" → "one hundred and ten"). */
+export function numberMayGrow(text: string): boolean {
+  return GROWING_NUMBER.has(LAST_WORD(text));
+}
+
+const YEAR =
+  /\b(?:1[5-9]|20)\d{2}\b|\b(?:nineteen|twenty)\s+(?:hundred|oh|o|ten|eleven|twelve|thirteen|fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|sixty|seventy|eighty|ninety)\b|\btwo\s+thousand\b/iu;
+const RELATIVE_DAY =
+  /\b(?:today|tomorrow|yesterday|tonight|next|last|this|ago|from now|weekend|week|month|year)\b/iu;
+
+/** A date with no year or relative word may still get one ("March third" → "… 1980"). */
+export function dateMayGrow(text: string): boolean {
+  return !YEAR.test(text) && !RELATIVE_DAY.test(text);
+}
+
+const HOUR_ONLY = new Set([
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'twenty',
+  'thirty',
+  'forty',
+  'fifty',
+]);
+
+/** A time ending in a bare number may go on ("three" → "three thirty pm"). */
+export function timeMayGrow(text: string): boolean {
+  const last = LAST_WORD(text);
+  return HOUR_ONLY.has(last) || /^\d{1,2}$/u.test(last);
 }

@@ -173,6 +173,12 @@ export interface ExpectationSpec {
    * over); `max` digits that parse are a whole answer; in between, the session's own timing.
    */
   digits?: { min: number; max: number };
+  /**
+   * True when words the parser reads as a whole answer may still grow into another one
+   * ("twenty" → "twenty five", "March third" → "March third 1980"): judged `unknown`, not
+   * `complete`, so nobody cuts the caller off.
+   */
+  mayGrow?: (text: string) => boolean;
   /** Judges an utterance itself instead of the task's parser. Must not throw. */
   judge?: (text: string) => TurnJudgement;
 }

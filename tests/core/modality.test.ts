@@ -116,4 +116,16 @@ describe('the modality of a caller message', () => {
     await type(caller, 'hello there');
     expect(call_.lastInputModality).toBe('text');
   });
+
+  it('a message holding any transcript since the last one is speech, even if the caller went on', async () => {
+    const { caller } = await call(async () => ({ status: 'cancelled', attempts: 0 }));
+    for (const transcript of ['Yes.', 'wait, one more thing']) {
+      caller.session.emit(
+        voice.AgentSessionEventTypes.UserInputTranscribed,
+        voice.createUserInputTranscribedEvent({ transcript, isFinal: true }),
+      );
+    }
+    expect(caller.call.modalityOf({ id: 'm1', textContent: 'yes' })).toBe('speech');
+    expect(caller.call.modalityOf({ id: 'm2', textContent: 'my order number' })).toBe('text');
+  });
 });

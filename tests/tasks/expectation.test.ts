@@ -5,7 +5,7 @@
 import { voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { Outcome } from '../../src/outcome.js';
-import { freeText, phone, yesNo } from '../../src/tasks/prebuilt.js';
+import { date, freeText, number, phone, yesNo } from '../../src/tasks/prebuilt.js';
 import { collectDigits } from '../../src/telephony/digits.js';
 import { menu } from '../../src/telephony/menu.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
@@ -119,6 +119,38 @@ describe('the expectation of digits and menus', () => {
     expect(judge(caller, ['the driver', 'the driver was late'])).toEqual({
       'the driver': 'unknown',
       'the driver was late': 'unknown',
+    });
+  });
+});
+
+describe('answers that may still grow', () => {
+  it('a number ending in a tens word, a date with no year, are not called complete', async () => {
+    const { caller } = await call(async () => {
+      const n = await number({ name: 'guests', question: 'How many guests?', max: 500 }).run();
+      await date({ name: 'birthday', question: 'Your date of birth?' }).run();
+      return n;
+    });
+    expect(caller.call.expectation).toMatchObject({ task: 'guests', kind: 'number' });
+    expect(judge(caller, ['twenty', 'twenty five', 'one hundred', 'seven'])).toEqual({
+      twenty: 'unknown',
+      'twenty five': 'complete',
+      'one hundred': 'unknown',
+      seven: 'complete',
+    });
+    await caller.say('twelve');
+    expect(caller.call.expectation).toMatchObject({ task: 'birthday', kind: 'date' });
+    expect(
+      judge(caller, [
+        'March third',
+        'March third nineteen eighty',
+        'March 3rd, 1980',
+        'my birthday is',
+      ]),
+    ).toEqual({
+      'March third': 'unknown',
+      'March third nineteen eighty': 'complete',
+      'March 3rd, 1980': 'complete',
+      'my birthday is': 'incomplete',
     });
   });
 });
