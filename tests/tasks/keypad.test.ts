@@ -6,6 +6,7 @@ import type { Outcome } from '../../src/outcome.js';
 import { number } from '../../src/tasks/prebuilt.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { startTask } from './desk.js';
 
 let caller: SimulatedCaller | undefined;
 afterEach(async () => {
@@ -60,5 +61,19 @@ describe('keys on a typed task with keypad', () => {
     expect(outcomes).toEqual([]);
     await caller.dtmf('0');
     expect(outcomes).toEqual([{ status: 'ok', value: 10, attempts: 1, modality: 'dtmf' }]);
+  });
+});
+
+describe('a typed task with keypad run from a tool', () => {
+  it('waits for keys, and a spoken answer drops the keys entered so far', async () => {
+    const started = await startTask(score);
+    caller = started.caller;
+    expect(caller.call.isWaitingForCaller).toBe(true);
+    await caller.dtmf('1');
+    await caller.say('zero');
+    expect(started.desk.outcomes).toEqual([
+      { status: 'ok', value: 0, attempts: 1, modality: 'speech' },
+    ]);
+    expect(caller.agentLines.at(-1)).toBe('Thank you.');
   });
 });
