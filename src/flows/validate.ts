@@ -204,6 +204,11 @@ function enumerable(schema: z.ZodType | undefined): string[] | undefined {
   if (!schema) return undefined;
   if (schema instanceof z.ZodBoolean) return ['true', 'false'];
   if (schema instanceof z.ZodEnum) return schema.options.map(String);
+  // A menu's values (`z.literal([...])`): a table keys on each; a symbol value (the menu's
+  // BACK) cannot be a table key, so it is left to the step's other handling.
+  if (schema instanceof z.ZodLiteral) {
+    return [...schema.values].filter((v) => typeof v !== 'symbol').map(String);
+  }
   return undefined;
 }
 
