@@ -11,7 +11,7 @@ import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node'
 import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
-import { type LogLevel, logLine } from '../core/log.js';
+import { type LogLevel, logLine, maskStartedLogger } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import {
   type TaskAwareTurnOptions,
@@ -94,6 +94,8 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   const defaults = transferDefaults(options.transfer);
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
+      // Upstream's CLI started this process's logger: mask what it writes (PINs, card numbers).
+      maskStartedLogger();
       if (options.createSession) return;
       const silero = await loadOptional(
         () => import('@livekit/agents-plugin-silero'),
@@ -103,6 +105,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
       proc.userData.vad = await silero.VAD.load(options.turns === false ? {} : TURN_VAD_OPTIONS);
     },
     entry: async (ctx: JobContext) => {
+      maskStartedLogger();
       const mod = typeof module === 'function' ? await module(ctx) : module;
       await ctx.connect();
       let caller: RemoteParticipant;
