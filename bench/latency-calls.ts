@@ -1,17 +1,12 @@
 /**
  * The calls the latency bench plays: structured answers (a yes/no, a 4-digit account
  * number, a menu choice, a score) on taskline's parser path, and a plain upstream agent that
- * answers the same turns through a model. While captures do not yet publish what they
- * expect on their own, the structured call publishes each capture's expectation around it,
- * judged by the capture's own parser, as a capture does.
+ * answers the same turns through a model. Each capture publishes what it expects itself.
  */
 import { voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
-import { callOf } from '../src/core/call.js';
-import type { Expectation, TurnJudgement } from '../src/core/expectation.js';
 import type { Outcome } from '../src/outcome.js';
 import type { ScenarioModule } from '../src/scenarios/call-parts.js';
-import * as parse from '../src/tasks/parsers/index.js';
 import { choice, digits, number, yesNo } from '../src/tasks/prebuilt.js';
 import { ScriptedLLM } from '../src/testing/scripted-llm.js';
 
@@ -21,16 +16,9 @@ const MENU = [
   { value: 'agent', label: 'an agent', synonyms: ['agent', 'person'] },
 ] as const;
 
-function expectation(task: string, kind: Expectation['kind'], judge: (t: string) => TurnJudgement) {
-  return { task, kind, phrases: [], judge } satisfies Expectation;
-}
-
 const STEPS = [
   {
     capture: yesNo({ name: 'consent', question: 'Do you have a minute for two questions?' }),
-    expects: expectation('consent', 'yesNo', (t) =>
-      parse.yesNo(t).kind === 'match' ? 'complete' : 'unknown',
-    ),
   },
   {
     capture: digits({
@@ -39,13 +27,6 @@ const STEPS = [
       minLength: 4,
       maxLength: 4,
     }),
-    expects: expectation('account', 'digits', (t) => {
-      const n = (parse.spokenDigits(t) ?? '').replace(/[^0-9]/g, '').length;
-      if (n > 0 && n < 4) return 'incomplete';
-      return parse.digits(t, { minLength: 4, maxLength: 4 }).kind === 'match'
-        ? 'complete'
-        : 'unknown';
-    }),
   },
   {
     capture: choice({
@@ -53,9 +34,6 @@ const STEPS = [
       question: 'Is it about your balance, a lost card, or an agent?',
       options: MENU,
     }),
-    expects: expectation('topic', 'choice', (t) =>
-      parse.choice(t, MENU).kind === 'match' ? 'complete' : 'unknown',
-    ),
   },
   {
     capture: number({
@@ -65,9 +43,6 @@ const STEPS = [
       max: 10,
       integer: true,
     }),
-    expects: expectation('score', 'number', (t) =>
-      parse.number(t, { min: 0, max: 10, integer: true }).kind === 'match' ? 'complete' : 'unknown',
-    ),
   },
 ];
 
@@ -96,15 +71,8 @@ class Structured extends voice.Agent {
   }
 
   override async onEnter(): Promise<void> {
-    const call = callOf(this.session);
     for (const step of STEPS) {
-      const release = call.expect(step.expects);
-      let outcome: Outcome<unknown>;
-      try {
-        outcome = await (step.capture.run() as Promise<Outcome<unknown>>);
-      } finally {
-        release();
-      }
+      const outcome = (await step.capture.run()) as Outcome<unknown>;
       if (outcome.status !== 'ok') return;
       this.answers[step.capture.spec.name] = outcome.value;
     }

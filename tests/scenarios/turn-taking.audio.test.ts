@@ -3,61 +3,23 @@
  * callers speaking in real time): callers who pause inside an answer are never cut off,
  * and what a caller adds after the agent started answering joins the same utterance, so a
  * value from a cut utterance is never kept.
- *
- * Until every capture publishes its expectation itself, the calls here publish one around
- * each capture (`call.expect`), judged by the capture's own parser as a capture does.
+ * Every capture publishes what it expects itself; the turn detector asks it.
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { voice } from '@livekit/agents';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callOf } from '../../src/core/call.js';
-import type { Expectation, TurnJudgement } from '../../src/core/expectation.js';
 import type { Outcome } from '../../src/outcome.js';
 import { audioMode, audioUnavailable } from '../../src/scenarios/audio/mode.js';
 import type { ScenarioModule } from '../../src/scenarios/call-parts.js';
 import type { CallMode } from '../../src/scenarios/driver.js';
 import { parseScenario } from '../../src/scenarios/load.js';
 import { type RunReport, runScenarioOnce } from '../../src/scenarios/run-call.js';
-import * as parse from '../../src/tasks/parsers/index.js';
 import { number, phone, yesNo } from '../../src/tasks/prebuilt.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 
 const missing = await audioUnavailable();
 const here = fileURLToPath(new URL('.', import.meta.url));
-
-/** Digits said so far ("four one five" → 3), as a phone judge counts them. */
-function digitCount(text: string): number {
-  return (parse.spokenDigits(text) ?? '').replace(/[^0-9]/g, '').length;
-}
-
-/** A capture's expectation from its parser: a match is complete, a number half said is not. */
-function judged(
-  task: string,
-  kind: Expectation['kind'],
-  judge: (text: string) => TurnJudgement,
-): Expectation {
-  return { task, kind, phrases: [], judge };
-}
-
-const EXPECT = {
-  score: judged('score', 'number', (t) =>
-    parse.number(t, { min: 0, max: 10, integer: true }).kind === 'match' ? 'complete' : 'unknown',
-  ),
-  phone: judged('phone', 'phone', (t) => {
-    if (parse.phone(t, { defaultRegion: 'US' }).kind === 'match') return 'complete';
-    const n = digitCount(t);
-    return n > 0 && n < 10 ? 'incomplete' : 'unknown';
-  }),
-  consent: judged('consent', 'yesNo', (t) =>
-    parse.yesNo(t).kind === 'match' ? 'complete' : 'unknown',
-  ),
-  /** A yes that triggers an action: a bare yes is not judged complete (it may be taken back). */
-  approve: judged('approve', 'yesNo', (t) => {
-    const r = parse.yesNo(t);
-    return r.kind === 'match' && r.value === false ? 'complete' : 'unknown';
-  }),
-} as const;
 
 const CAPTURES = {
   score: number({
@@ -84,15 +46,8 @@ class Questions extends voice.Agent {
   }
 
   override async onEnter(): Promise<void> {
-    const call = callOf(this.session);
     for (const step of this.steps) {
-      const release = call.expect(EXPECT[step]);
-      let outcome: Outcome<unknown>;
-      try {
-        outcome = await (CAPTURES[step].run() as Promise<Outcome<unknown>>);
-      } finally {
-        release();
-      }
+      const outcome = (await CAPTURES[step].run()) as Outcome<unknown>;
       this.statuses[step] = outcome.status;
       if (outcome.status === 'ok') this.answers[step] = outcome.value;
       else return;
