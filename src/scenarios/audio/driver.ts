@@ -25,6 +25,7 @@ import { durationMs, type LineSpec, type TurnSpec } from '../schema.js';
 import { AgentSpeaker } from './agent-speaker.js';
 import { CallerLine } from './caller-line.js';
 import { LineProcessor } from './phone-line.js';
+import { StageRecorder } from './stages.js';
 
 /** Who is calling and over what line (one call). */
 export interface AudioCaller {
@@ -59,6 +60,23 @@ const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 const CALLER = 'caller';
 
 type PauseSpec = { after: number; for: number | string };
+
+/** The words of a line between its pauses, each with the pause before it (ms). */
+function splitAtPauses(text: string, pauses: PauseSpec[]): { words: string; pauseMs: number }[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const parts: { words: string; pauseMs: number }[] = [];
+  let from = 0;
+  let pauseMs = 0;
+  for (const pause of [...pauses].sort((a, b) => a.after - b.after)) {
+    const at = Math.min(pause.after, words.length);
+    if (at <= from) continue;
+    parts.push({ words: words.slice(from, at).join(' '), pauseMs });
+    from = at;
+    pauseMs = durationMs(pause.for);
+  }
+  if (from < words.length) parts.push({ words: words.slice(from).join(' '), pauseMs });
+  return parts;
+}
 
 /** One caller utterance on the line (performance.now() times; no end while it is spoken). */
 interface Utterance {
@@ -95,6 +113,7 @@ export class AudioDriver implements CallDriver {
   private readonly call: CallContext;
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
+  private readonly stages: StageRecorder;
   private stopHints: (() => void) | undefined;
   /** The caller's utterances with when they were on the line, for what was heard. */
   private readonly utterances: Utterance[] = [];
@@ -120,6 +139,7 @@ export class AudioDriver implements CallDriver {
     this.guardMs = options.guardMs ?? 45_000;
     this.bargeInAfterMs = options.bargeInAfterMs ?? 500;
     this.call = attachCall(session, { callId, callerIdentity: CALLER });
+    this.stages = new StageRecorder(session);
     session.input.audio = this.line;
     session.output.audio = this.speaker;
     const visit = () => {
@@ -208,6 +228,15 @@ export class AudioDriver implements CallDriver {
         : {}),
       interruptions: this.interruptions() - interruptedBefore,
       ...(overlaps(next) && !this.closed ? { unsettled: true } : {}),
+      ...(endedAt !== undefined && ('say' in turn || 'barge_in' in turn)
+        ? {
+            stages: this.stages.stagesSince(
+              endedAt,
+              answeredAt,
+              this.speaker.played.map((p) => p.startedAt),
+            ),
+          }
+        : {}),
     };
   }
 
@@ -228,21 +257,23 @@ export class AudioDriver implements CallDriver {
    * Speaks `text` in the caller's voice (registered with the oracle first, when it hears),
    * with a pause mid-sentence when the turn asks; resolves when the last sample was sent.
    */
-  private async say(text: string, turn: { pause?: PauseSpec; level_db?: number }): Promise<number> {
-    const words = text.split(/\s+/).filter(Boolean);
-    const at = turn.pause ? Math.min(turn.pause.after, words.length) : words.length;
-    const parts = [words.slice(0, at).join(' '), words.slice(at).join(' ')].filter(Boolean);
+  private async say(
+    text: string,
+    turn: { pause?: PauseSpec | PauseSpec[]; level_db?: number },
+  ): Promise<number> {
+    const parts = splitAtPauses(text, turn.pause === undefined ? [] : [turn.pause].flat());
     const pcms = await Promise.all(
-      parts.map((p) => speak(p, this.caller.voice, this.line.sampleRate)),
+      parts.map((p) => speak(p.words, this.caller.voice, this.line.sampleRate)),
     );
-    for (let i = 0; i < parts.length; i++) this.caller.oracle?.register(parts[i]!, pcms[i]!);
+    for (let i = 0; i < parts.length; i++) this.caller.oracle?.register(parts[i]!.words, pcms[i]!);
     const line = this.note(this.call.expectsSecret ? '****' : text, 'speech');
     if (this.call.expectsSecret) this.masked.add(line);
     const utterance: Utterance = { line, startedAt: performance.now() };
     this.utterances.push(utterance);
     let spoken: Promise<{ endedAt: number }> | undefined;
     pcms.forEach((pcm, i) => {
-      if (i > 0 && turn.pause) void this.line.pause(durationMs(turn.pause.for));
+      const pauseMs = parts[i]!.pauseMs;
+      if (pauseMs > 0) void this.line.pause(pauseMs);
       spoken = this.line.speak(pcm, turn.level_db ?? 0);
     });
     const done = await this.bounded(spoken!, 'the caller to finish speaking');
