@@ -114,6 +114,8 @@ export class AudioDriver implements CallDriver {
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
   private readonly stages: StageRecorder;
+  /** When the caller's last spoken turn ended (undefined after keys or silence). */
+  private lastSpeechEndedAt: number | undefined;
   private stopHints: (() => void) | undefined;
   /** The caller's utterances with when they were on the line, for what was heard. */
   private readonly utterances: Utterance[] = [];
@@ -206,9 +208,11 @@ export class AudioDriver implements CallDriver {
       const words =
         turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
       endedAt = await this.say(words, turn);
+      this.lastSpeechEndedAt = endedAt;
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in, turn);
+      this.lastSpeechEndedAt = endedAt;
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -216,6 +220,7 @@ export class AudioDriver implements CallDriver {
         turn.gap === undefined ? 250 : durationMs(turn.gap),
         turn.mask,
       );
+      this.lastSpeechEndedAt = undefined;
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
@@ -345,11 +350,25 @@ export class AudioDriver implements CallDriver {
     return performance.now();
   }
 
-  /** Waits until agent audio is playing, then until `after` into it. */
+  /**
+   * Waits until the agent's prompt is playing, then until `after` into it. After a spoken
+   * turn the prompt is the first audio once the session has ended that turn: an
+   * acknowledgement ("Okay.") said while the turn is still open is not the prompt.
+   */
   private async intoPrompt(after: number | string | undefined, what: string): Promise<void> {
     const offset = after === undefined ? this.bargeInAfterMs : durationMs(after);
-    await this.until(() => this.speaker.playing, `agent audio to play before ${what}`);
-    const started = this.speaker.played.at(-1)!.startedAt;
+    const since = this.lastSpeechEndedAt;
+    const promptStart = (): number | undefined => {
+      if (!this.speaker.playing) return undefined;
+      const current = this.speaker.played.at(-1)!.startedAt;
+      if (since === undefined) return current;
+      if (this.stages.turnOpenSince(since)) return undefined;
+      const turnEnd = this.stages.turnEndSince(since);
+      // Audio already queued when the turn ended starts a moment later: allow one frame.
+      return turnEnd === undefined || current >= turnEnd - 20 ? current : undefined;
+    };
+    await this.until(() => promptStart() !== undefined, `agent audio to play before ${what}`);
+    const started = promptStart()!;
     await this.wait(Math.max(0, started + offset - performance.now()));
   }
 

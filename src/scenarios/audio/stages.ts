@@ -55,6 +55,21 @@ export class StageRecorder {
     });
   }
 
+  /**
+   * True while the caller's turn whose speech ended at `endedAt` is still open: the VAD or
+   * the recogniser has heard it, but the session has not ended the turn (an acknowledgement
+   * may be playing meanwhile, and more speech joins the same turn).
+   */
+  turnOpenSince(endedAt: number): boolean {
+    const heard = [...this.marks.vad, ...this.marks.stt].some((t) => t >= endedAt);
+    return heard && !this.marks.eou.some((t) => t >= endedAt);
+  }
+
+  /** When the session ended the caller's turn whose speech ended at `endedAt`, if it has. */
+  turnEndSince(endedAt: number): number | undefined {
+    return this.marks.eou.find((t) => t >= endedAt);
+  }
+
   /** The stages of the turn whose speech ended at `endedAt` (first event of each kind after it). */
   stagesSince(
     endedAt: number,
