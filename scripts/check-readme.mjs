@@ -1,11 +1,11 @@
-// Type-checks the TypeScript samples of README.md against the built package, as a user
+// Type-checks the TypeScript samples of README.md and docs/*.md against the built package, as a user
 // would compile them: each ```ts block that is not marked `// fragment` is written to a
 // folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and its
 // subpaths (`taskline/telephony`, `taskline/testing`, …) resolve through package.json
 // "exports" to dist/ (the bundle's types), not to src/. Errors are reported at their
-// README.md line. Run after `npm run build`.
+// README.md (or docs page) line. Run after `npm run build`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,12 +20,33 @@ for (const entry of Object.values(pkg.exports)) {
   }
 }
 
-const samples = readmeSamples(readFileSync(join(root, 'README.md'), 'utf8'));
+// README.md and every docs/*.md page: samples of a page are prefixed with its name, so two
+// pages may each have a `// name.ts` of their own.
+const pages = [
+  'README.md',
+  ...(existsSync(join(root, 'docs'))
+    ? readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .sort()
+        .map((f) => `docs/${f}`)
+    : []),
+];
+const samples = pages.flatMap((page) =>
+  readmeSamples(readFileSync(join(root, page), 'utf8')).map((s) => ({
+    ...s,
+    page,
+    file: page === 'README.md' ? s.file : `${page.slice(5, -3)}-${s.file}`,
+    code:
+      page === 'README.md'
+        ? s.code
+        : s.code.replace(/(from\s+['"]\.\/)([\w.-]+\.js['"])/g, `$1${page.slice(5, -3)}-$2`),
+  })),
+);
 const compiled = samples.filter((s) => !s.fragment);
 const names = new Set();
 for (const s of compiled) {
   if (names.has(s.file)) {
-    console.error(`check-readme: two README samples are named ${s.file} (line ${s.line}).`);
+    console.error(`check-readme: two samples are named ${s.file} (${s.page} line ${s.line}).`);
     process.exit(1);
   }
   names.add(s.file);
@@ -75,7 +96,7 @@ try {
       /^([\w.-]+\.ts)\((\d+),(\d+)\)/gm,
       (all, file, line, col) => {
         const s = byFile.get(file);
-        return s ? `README.md:${s.line + Number(line) - 1}:${col} (${file})` : all;
+        return s ? `${s.page}:${s.line + Number(line) - 1}:${col} (${file})` : all;
       },
     );
     console.error(out.trim());
@@ -85,7 +106,7 @@ try {
     process.exitCode = 1;
   } else {
     console.log(
-      `README samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
+      `README and docs samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
     );
   }
 } finally {

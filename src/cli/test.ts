@@ -19,8 +19,11 @@ export const TEST_USAGE = `usage: taskline test [paths…] [--audio] [--junit FI
                   (needs espeak-ng: apt-get install espeak-ng)
   --junit FILE    also write the results as JUnit XML to FILE
   --jobs N        worker processes (default: 1 per 16 text scenarios, the cores with
-                  --audio; at most ${availableParallelism()} here); 1 runs them in this process
-  --timeout S     give up on a scenario file after S seconds (default 120, 300 with --audio)
+                  --audio; at most ${availableParallelism()} here)
+  --timeout S     give up on a scenario file after S seconds (default 120, 300 with --audio);
+                  every file runs in a worker process, which is stopped when it overruns,
+                  even if the bot is stuck in a loop
+  Scenario files are at most 1 MiB and must be regular files.
   -h, --help      show this help
 
 A scenario file (YAML; JSON schema: node_modules/taskline/scenario.schema.json):
@@ -77,7 +80,9 @@ export async function testMain(args: string[]): Promise<number> {
     files = findScenarioFiles(paths);
   } catch (error) {
     process.stderr.write(`taskline test: ${(error as Error).message}\n`);
-    return isTasklineError(error, 'not_found') ? 2 : 1;
+    return isTasklineError(error, 'not_found') || isTasklineError(error, 'invalid_argument')
+      ? 2
+      : 1;
   }
   if (!files.length) {
     process.stderr.write(

@@ -3,6 +3,7 @@ import type { voice } from '@livekit/agents';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
 import { logLine } from './log.js';
+import { beginSecretCapture } from './pii.js';
 
 /** A key pressed by the caller: one of 0-9, *, #, A-D. */
 export type DtmfDigit =
@@ -215,15 +216,18 @@ export class CallContext {
 
   /**
    * Declares that the caller's input is a secret until the returned function is called, so
-   * whatever echoes the caller (the simulated caller's transcript, `taskline run`) masks it.
+   * whatever echoes the caller (the simulated caller's transcript, `taskline run`, the logger
+   * taskline starts) masks it.
    */
   expectSecret(): () => void {
     this.secrets += 1;
+    const endLogMasking = beginSecretCapture();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.secrets -= 1;
+      endLogMasking();
     };
   }
 

@@ -9,20 +9,28 @@ const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage']);
 /**
  * The scenario files under `paths` (folders are searched recursively, skipping
  * node_modules, dist and hidden folders), sorted and without duplicates. A path that does
- * not exist is a `not_found` error; a file named explicitly is taken whatever its name.
+ * not exist is a `not_found` error; a file named explicitly is taken whatever its name, but it
+ * must be a regular file (`invalid_argument` for a device such as /dev/zero, a pipe or a socket,
+ * which would never end or never answer).
  */
 export function findScenarioFiles(paths: readonly string[]): string[] {
   const found = new Set<string>();
   for (const path of paths.length ? paths : ['.']) {
     const full = resolve(path);
-    let isDir: boolean;
+    let stat: ReturnType<typeof statSync>;
     try {
-      isDir = statSync(full).isDirectory();
+      stat = statSync(full);
     } catch {
       throw new TasklineError('not_found', `${path}: no such file or folder`);
     }
-    if (isDir) walk(full, found);
-    else found.add(full);
+    if (stat.isDirectory()) walk(full, found);
+    else if (stat.isFile()) found.add(full);
+    else {
+      throw new TasklineError(
+        'invalid_argument',
+        `${path}: not a scenario file or a folder (a device, pipe or socket cannot be read as one)`,
+      );
+    }
   }
   return [...found].sort();
 }

@@ -8,8 +8,10 @@ import { textMode } from './text-mode.js';
 
 /** Parent → worker. */
 export type WorkerRequest = { type: 'run'; id: number; file: string } | { type: 'exit' };
-/** Worker → parent. */
-export type WorkerReply = { type: 'report'; id: number; report: ScenarioReport };
+/** Worker → parent: `ready` once it has loaded and can run files (its time limits start then). */
+export type WorkerReply =
+  | { type: 'ready' }
+  | { type: 'report'; id: number; report: ScenarioReport };
 
 async function modeFromEnv(): Promise<CallMode> {
   if (process.env.TASKLINE_SCENARIO_MODE !== 'audio') return textMode;
@@ -19,7 +21,13 @@ async function modeFromEnv(): Promise<CallMode> {
 
 if (process.send) {
   const send = process.send.bind(process);
+  // The parent is gone (killed, or it gave up on us): nothing is left to report to.
+  process.on('disconnect', () => process.exit(1));
   const mode = modeFromEnv();
+  void mode.then(
+    () => send({ type: 'ready' } satisfies WorkerReply),
+    () => process.exit(1),
+  );
   // Requests run concurrently (the parent bounds how many); "exit" waits for them.
   const running = new Set<Promise<void>>();
   process.on('message', (request: WorkerRequest) => {
