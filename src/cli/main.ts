@@ -12,6 +12,7 @@ commands:
   run <module>          play a call against a bot module in the terminal (no room, no audio)
   test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
   delegations serve     start the delegations HTTP/WebSocket API
+  guardian              re-dispatch a call's agent when its worker dies (self-hosted LiveKit)
 
 options:
   -h, --help            show help (also: taskline <command> --help)
@@ -65,6 +66,10 @@ export async function main(argv: string[]): Promise<number> {
     const { delegationsMain } = await import('./delegations.js');
     return delegationsMain(rest);
   }
+  if (command === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(rest);
+  }
   if (command === 'run') return runCommand(rest);
   if (command === 'test') {
     const { testMain } = await import('./test.js');
@@ -83,6 +88,10 @@ async function help(topic: string | undefined): Promise<number> {
   if (topic === 'test') {
     const { testMain } = await import('./test.js');
     return testMain(['--help']);
+  }
+  if (topic === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(['--help']);
   }
   process.stdout.write(`${topic === 'run' ? RUN_USAGE : USAGE}\n`);
   return 0;
