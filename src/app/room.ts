@@ -54,6 +54,12 @@ export interface RoomAgentOptions {
   outputOptions?: Partial<voice.RoomOutputOptions>;
   /** Runs after the session started in the room. */
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
+  /**
+   * Runs in each job process before it takes a job (upstream's prewarm), after the default
+   * VAD load: load models, open stores and connections here, so a call — and a call resumed
+   * after a crash — starts without waiting for them.
+   */
+  prewarm?: (proc: JobProcess) => void | Promise<void>;
   /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
   /**
@@ -99,13 +105,15 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   const defaults = transferDefaults(options.transfer);
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
-      if (options.createSession) return;
-      const silero = await loadOptional(
-        () => import('@livekit/agents-plugin-silero'),
-        '@livekit/agents-plugin-silero',
-        'voice activity detection in a room (roomAgent)',
-      );
-      proc.userData.vad = await silero.VAD.load();
+      if (!options.createSession) {
+        const silero = await loadOptional(
+          () => import('@livekit/agents-plugin-silero'),
+          '@livekit/agents-plugin-silero',
+          'voice activity detection in a room (roomAgent)',
+        );
+        proc.userData.vad = await silero.VAD.load();
+      }
+      await options.prewarm?.(proc);
     },
     entry: async (ctx: JobContext) => {
       const mod = typeof module === 'function' ? await module(ctx) : module;

@@ -57,6 +57,11 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
 /** Room-entry options building each call's session as described in this file's header. */
 export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
   return {
+    // Loaded while the job process waits for a job, as roomAgent's own prewarm does.
+    prewarm: async () => {
+      vad ??= silero.VAD.load();
+      await vad;
+    },
     createSession: async () => {
       vad ??= silero.VAD.load();
       const demo = await loadCallDemo(module);
