@@ -30,6 +30,8 @@ export interface LifelineOptions {
   call: Omit<Hello, 'type'>;
   /** Longest wait for the guardian's `bye` after `done` (default 2,000 ms). */
   doneTimeoutMs?: number;
+  /** Called each time the guardian greets the lifeline (first connect and every reconnect). */
+  onConnected?: () => void;
 }
 
 /** A job's open lifeline. */
@@ -113,6 +115,7 @@ export function openLifeline(options: LifelineOptions): Lifeline {
           attempt = 0;
           if (warned) log('info', 'lifeline to the guardian restored');
           warned = false;
+          options.onConnected?.();
         } else {
           onBye?.();
         }

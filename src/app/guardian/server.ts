@@ -5,12 +5,13 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { WebhookEvent } from 'livekit-server-sdk';
 import { TasklineError } from '../../core/errors.js';
 import { logLine } from '../../core/log.js';
 import { loadOptional } from '../../core/optional.js';
 import { Guardian, type GuardianDecision } from './guardian.js';
 import { Lifelines } from './lifelines.js';
-import { LIFELINE_PATH } from './protocol.js';
+import { type Hello, LIFELINE_PATH } from './protocol.js';
 import { liveKitServerApi, type ServerApi } from './server-api.js';
 import { webhookHandler } from './webhooks.js';
 
@@ -39,6 +40,10 @@ export interface StartGuardianOptions {
   maxLifelines?: number;
   /** Called with every decision (after it is logged). */
   onDecision?: (decision: GuardianDecision) => void;
+  /** Called with every verified webhook, after the guardian applied it. */
+  onWebhook?: (event: WebhookEvent) => void;
+  /** Called when a job's lifeline says hello (`joined`), `done` (`left`), or breaks (`lost`). */
+  onLifeline?: (event: 'joined' | 'left' | 'lost', call: Hello) => void;
   /** Instead of livekit-server-sdk (tests of the decisions alone). */
   server?: ServerApi;
 }
@@ -113,9 +118,16 @@ export async function startGuardian(options: StartGuardianOptions): Promise<Runn
       return { identity: claims.sub, room };
     },
     handlers: {
-      joined: (call) => guardian.agentJoined(call.room, call.agentName),
-      left: (call) => guardian.agentLeft(call.room, call.identity),
+      joined: (call) => {
+        guardian.agentJoined(call.room, call.agentName);
+        options.onLifeline?.('joined', call);
+      },
+      left: (call) => {
+        guardian.agentLeft(call.room, call.identity);
+        options.onLifeline?.('left', call);
+      },
       lost: (call, how) => {
+        options.onLifeline?.('lost', call);
         void guardian.agentLost({
           room: call.room,
           identity: call.identity,
@@ -130,6 +142,7 @@ export async function startGuardian(options: StartGuardianOptions): Promise<Runn
   const onWebhook = webhookHandler(
     guardian,
     new sdk.WebhookReceiver(options.apiKey, options.apiSecret),
+    options.onWebhook,
   );
   const http: Server = createServer((req, res) => {
     const path = (req.url ?? '/').split('?')[0];

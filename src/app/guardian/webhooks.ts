@@ -77,7 +77,11 @@ export function applyWebhook(guardian: Guardian, event: WebhookEvent): void {
  * The HTTP handler of the webhook route: 413 for a body over 1 MiB, 408 when it does not
  * arrive within 10 s, 401 when its signature does not verify, else 200 and the event applied.
  */
-export function webhookHandler(guardian: Guardian, receiver: WebhookReceiver) {
+export function webhookHandler(
+  guardian: Guardian,
+  receiver: WebhookReceiver,
+  onEvent?: (event: WebhookEvent) => void,
+) {
   return (req: IncomingMessage, res: ServerResponse): void => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -110,6 +114,7 @@ export function webhookHandler(guardian: Guardian, receiver: WebhookReceiver) {
         (event) => {
           finish(200, 'ok');
           applyWebhook(guardian, event);
+          onEvent?.(event);
         },
         (error: unknown) => {
           logLine('taskline.guardian', 'warn', 'webhook refused', {
