@@ -21,11 +21,17 @@ export const DEFAULT_UNRESUMABLE_LINE =
 
 /**
  * The line a re-dispatched job says before it asks the first unanswered question: an
- * apology, not a "welcome back" (the caller never left). Use it as a flow's `resumeLine`
+ * apology, not a "welcome back" (the caller never left), saying why an answer the checkpoint
+ * withheld (a PIN) is asked again. Use it as a flow's `resumeLine`
  * when `setup.resumed` is set.
  */
-export function resumeApology(_info: ResumeInfo): string {
-  return "Sorry about that, we lost the line for a moment. Let's carry on.";
+export function resumeApology(info: ResumeInfo): string {
+  const sorry = "Sorry about that, we lost the line for a moment. Let's carry on.";
+  if (info.reask.length === 0) return sorry;
+  const what = info.reaskLabels.join(' and ');
+  return info.reaskMasked
+    ? `${sorry} For your security, I need to ask for ${what} again first.`
+    : `${sorry} First, I need to ask for ${what} again.`;
 }
 
 /**

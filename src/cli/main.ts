@@ -11,6 +11,7 @@ const USAGE = `usage: taskline <command> [options]
 commands:
   run <module>          play a call against a bot module in the terminal (no room, no audio)
   test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
+  flow check|draw FILE  check a flow document (file:line for every problem) or draw it
   delegations serve     start the delegations HTTP/WebSocket API
   guardian              re-dispatch a call's agent when its worker dies (self-hosted LiveKit)
 
@@ -71,6 +72,10 @@ export async function main(argv: string[]): Promise<number> {
     return guardianMain(rest);
   }
   if (command === 'run') return runCommand(rest);
+  if (command === 'flow') {
+    const { flowMain } = await import('./flow.js');
+    return flowMain(rest);
+  }
   if (command === 'test') {
     const { testMain } = await import('./test.js');
     return testMain(rest);
@@ -92,6 +97,10 @@ async function help(topic: string | undefined): Promise<number> {
   if (topic === 'guardian') {
     const { guardianMain } = await import('./guardian.js');
     return guardianMain(['--help']);
+  }
+  if (topic === 'flow') {
+    const { flowMain } = await import('./flow.js');
+    return flowMain(['--help']);
   }
   process.stdout.write(`${topic === 'run' ? RUN_USAGE : USAGE}\n`);
   return 0;

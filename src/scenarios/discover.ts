@@ -1,5 +1,5 @@
 /** Finds scenario files: `*.scenario.yaml` under the folders given, or the files named. */
-import { readdirSync, statSync } from 'node:fs';
+import { lstatSync, readdirSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { TasklineError } from '../core/errors.js';
 import { SCENARIO_SUFFIX } from './load.js';
@@ -8,7 +8,8 @@ const SKIPPED_DIRS = new Set(['node_modules', 'dist', 'coverage']);
 
 /**
  * The scenario files under `paths` (folders are searched recursively, skipping
- * node_modules, dist and hidden folders), sorted and without duplicates. A path that does
+ * node_modules, dist and hidden folders; a symbolic link to a scenario file counts, and runs
+ * against the module of the folder it is in), sorted and without duplicates. A path that does
  * not exist is a `not_found` error; a file named explicitly is taken whatever its name, but it
  * must be a regular file (`invalid_argument` for a device such as /dev/zero, a pipe or a socket,
  * which would never end or never answer).
@@ -35,13 +36,23 @@ export function findScenarioFiles(paths: readonly string[]): string[] {
   return [...found].sort();
 }
 
+function linksToFile(path: string): boolean {
+  try {
+    return lstatSync(path).isSymbolicLink() && statSync(path).isFile();
+  } catch {
+    return false;
+  }
+}
+
 function walk(dir: string, found: Set<string>): void {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
     if (entry.name.startsWith('.')) continue;
     const path = join(dir, entry.name);
     if (entry.isDirectory()) {
       if (!SKIPPED_DIRS.has(entry.name)) walk(path, found);
-    } else if (entry.isFile() && entry.name.endsWith(SCENARIO_SUFFIX)) {
+    } else if (entry.name.endsWith(SCENARIO_SUFFIX) && (entry.isFile() || linksToFile(path))) {
+      // A linked scenario runs against the module of the folder it is linked into (the same
+      // scenarios for two forms of one bot).
       found.add(path);
     }
   }

@@ -23,6 +23,8 @@ export interface LoadedScenario {
   turnLines: number[];
   /** 1-based line of the final `expect:` block, if any. */
   expectLine?: number;
+  /** 1-based line of the `meant:` block, if any. */
+  meantLine?: number;
 }
 
 /** The suffix `taskline test` looks for. */
@@ -100,6 +102,7 @@ export function parseScenario(text: string, file: string): LoadedScenario {
     return node?.range ? lines.linePos(node.range[0]).line : 1;
   });
   const expectNode = nodeAt(doc, ['expect'], true);
+  const meantNode = nodeAt(doc, ['meant'], true);
   const name = spec.name ?? basename(file).replace(/\.scenario\.ya?ml$/, '');
   return {
     file,
@@ -108,6 +111,7 @@ export function parseScenario(text: string, file: string): LoadedScenario {
     spec,
     turnLines,
     ...(expectNode?.range ? { expectLine: lines.linePos(expectNode.range[0]).line } : {}),
+    ...(meantNode?.range ? { meantLine: lines.linePos(meantNode.range[0]).line } : {}),
   };
 }
 

@@ -14,8 +14,9 @@ import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import type { AudioHearingOptions } from './audio/mode.js';
 import type { ScenarioReport } from './scenario.js';
-import type { WorkerReply, WorkerRequest } from './worker.js';
+import type { WorkerReply, WorkerRequest, WorkerSettings } from './worker.js';
 
 /** Options for {@link runScenarioFiles}. */
 export interface RunFilesOptions {
@@ -27,6 +28,10 @@ export interface RunFilesOptions {
   timeoutMs?: number;
   /** Called as each scenario finishes (in finishing order). */
   onReport?: (report: ScenarioReport) => void;
+  /** How audio mode hears the caller: recogniser, voices, phone line, hints. */
+  hearing?: AudioHearingOptions;
+  /** What fails a run: everything (default) or only wrong captured values and errors. */
+  judge?: 'all' | 'captures';
 }
 
 /**
@@ -57,6 +62,10 @@ export async function runScenarioFiles(
     reports[index] = report;
     options.onReport?.(report);
   };
+  const settings: WorkerSettings = {
+    ...(options.hearing ? { hearing: options.hearing } : {}),
+    ...(options.judge ? { judge: options.judge } : {}),
+  };
   const workers: Array<WorkerProcess | undefined> = new Array(jobs);
   const lane = async (slot: number): Promise<void> => {
     const w = slot % jobs;
@@ -65,14 +74,14 @@ export async function runScenarioFiles(
       const file = files[index]!;
       let report: ScenarioReport | undefined;
       while (report === undefined) {
-        workers[w] ??= new WorkerProcess(audio);
+        workers[w] ??= new WorkerProcess(audio, settings);
         const worker = workers[w]!;
         report = await worker.run(file, timeoutMs).catch(async (error: unknown) => {
           // The worker is gone (WorkerProcess killed it, or it died); a fresh one takes the rest.
           if (workers[w] === worker) workers[w] = undefined;
           if (isTasklineError(error) && error.details?.notSent) return undefined; // never ran
           return worker.failedShared
-            ? runAlone(file, audio, timeoutMs)
+            ? runAlone(file, audio, settings, timeoutMs)
             : crashed(file, audio, error);
         });
       }
@@ -88,8 +97,13 @@ export async function runScenarioFiles(
 }
 
 /** Runs one file in a worker of its own (after the worker it shared stalled or died). */
-async function runAlone(file: string, audio: boolean, timeoutMs: number): Promise<ScenarioReport> {
-  const solo = new WorkerProcess(audio);
+async function runAlone(
+  file: string,
+  audio: boolean,
+  settings: WorkerSettings,
+  timeoutMs: number,
+): Promise<ScenarioReport> {
+  const solo = new WorkerProcess(audio, settings);
   try {
     return await solo.run(file, timeoutMs);
   } catch (error) {
@@ -140,7 +154,7 @@ class WorkerProcess {
   /** Resolves once the worker has loaded (a run's time limit starts then, not at spawn). */
   private readonly ready: Promise<void>;
 
-  constructor(audio: boolean) {
+  constructor(audio: boolean, settings: WorkerSettings) {
     const entry = workerEntry();
     this.child = fork(entry.file, [], {
       execArgv: [...inheritedExecArgv(), ...entry.execArgv],
@@ -148,6 +162,7 @@ class WorkerProcess {
         ...process.env,
         ...entry.env,
         TASKLINE_SCENARIO_MODE: audio ? 'audio' : 'text',
+        TASKLINE_SCENARIO_SETTINGS: JSON.stringify(settings),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',

@@ -2,6 +2,7 @@
  * A child process of `taskline test`: runs the scenario files its parent sends, one at a
  * time, and sends back each report. Audio mode is set up once per process.
  */
+import type { AudioHearingOptions } from './audio/mode.js';
 import type { CallMode } from './driver.js';
 import { runScenarioFile, type ScenarioReport } from './scenario.js';
 import { textMode } from './text-mode.js';
@@ -12,11 +13,18 @@ export type WorkerRequest = { type: 'run'; id: number; file: string } | { type: 
 export type WorkerReply =
   | { type: 'ready' }
   | { type: 'report'; id: number; report: ScenarioReport };
+/** How the parent asks every scenario to run (JSON in TASKLINE_SCENARIO_SETTINGS). */
+export interface WorkerSettings {
+  hearing?: AudioHearingOptions;
+  judge?: 'all' | 'captures';
+}
+
+const settings = JSON.parse(process.env.TASKLINE_SCENARIO_SETTINGS ?? '{}') as WorkerSettings;
 
 async function modeFromEnv(): Promise<CallMode> {
   if (process.env.TASKLINE_SCENARIO_MODE !== 'audio') return textMode;
   const { audioMode } = await import('./audio/mode.js');
-  return audioMode();
+  return audioMode(settings.hearing);
 }
 
 if (process.send) {
@@ -39,7 +47,12 @@ if (process.send) {
       return;
     }
     const task = mode
-      .then((m) => runScenarioFile(request.file, { mode: m }))
+      .then((m) =>
+        runScenarioFile(request.file, {
+          mode: m,
+          ...(settings.judge ? { judge: settings.judge } : {}),
+        }),
+      )
       .then((report) => {
         send({ type: 'report', id: request.id, report } satisfies WorkerReply);
       });

@@ -45,7 +45,15 @@ const WORKER = 'tests/e2e/workers/crash-safe.ts';
 const GUARDIAN_PORT = PORTS.http + 70;
 const WORKER_PORTS = [PORTS.http + 71, PORTS.http + 72];
 const BOB = { identity: 'sip_bob', phoneNumber: '+14155550177' };
-const APOLOGY = resumeApology({ flow: 'survey', callId: '', step: '', answered: 0 });
+const APOLOGY = resumeApology({
+  flow: 'survey',
+  callId: '',
+  step: '',
+  answered: 0,
+  reask: [],
+  reaskLabels: [],
+  reaskMasked: false,
+});
 const exact = (line: string) => new RegExp(`^${line.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}$`);
 
 const BACK_OFFICE = `back-office-${process.pid}`;

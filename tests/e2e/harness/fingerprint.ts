@@ -15,6 +15,7 @@
  * the agent's STT through the server, not that words can be recognised (see docs/rooms.md).
  */
 import { type Pcm, resample } from '../../../src/testing/espeak.js';
+import type { Recognition, Recognizer } from '../../../src/testing/recognizer.js';
 
 const RATE = 16_000;
 const WINDOW = 512;
@@ -50,7 +51,8 @@ export interface Hearing {
 }
 
 /** Registered caller speech, matched by envelope: give it to the speech server. */
-export class CodecSurvivingOracle {
+export class CodecSurvivingOracle implements Recognizer {
+  readonly name = 'codec-surviving oracle';
   private utterances: Utterance[] = [];
   /** Every transcription answered, in order. */
   readonly hearings: Hearing[] = [];
@@ -59,6 +61,16 @@ export class CodecSurvivingOracle {
   register(text: string, pcm: Pcm): void {
     this.utterances.push({ text, features: featuresOf(pcm), heard: false });
   }
+
+  /** {@link transcribe} behind the local STT endpoint (hints change nothing: it is an oracle). */
+  async recognize(audio: Pcm): Promise<Recognition> {
+    const started = performance.now();
+    const text = this.transcribe(audio);
+    return { text, source: 'oracle', ms: performance.now() - started };
+  }
+
+  /** Nothing runs in the background. */
+  async close(): Promise<void> {}
 
   /** The words of the registered utterances `segment` carries, each once; "" for anything else. */
   transcribe(segment: Pcm): string {

@@ -100,7 +100,7 @@ export function liveKitSuite(options: ServerStartOptions = {}): LiveKitSuite {
     const binary = serverBinary();
     if ('missing' in binary) throw new Error(binary.missing);
     server = await startLiveKitServer(binary.path, options);
-    speech = await startFakeOpenAI([], { extraRoutes: speechEndpoints({ callerSpeech: oracle }) });
+    speech = await startFakeOpenAI([], { extraRoutes: speechEndpoints({ recognizer: oracle }) });
     rooms = new RoomServiceClient(server.httpUrl, server.apiKey, server.apiSecret);
     dispatches = new AgentDispatchClient(server.httpUrl, server.apiKey, server.apiSecret);
   }, 60_000);

@@ -22,7 +22,7 @@ export const PORTS = {
 export const DEV_KEYS = { apiKey: 'devkey', apiSecret: 'secret' } as const;
 
 const HOW_TO_GET =
-  'build it with `bash scripts/livekit-tools.sh` (Go 1.26, about 2.5 minutes once)';
+  'build it with `bash scripts/livekit-tools.sh` (Go 1.26; 3-4 minutes the first time, cached after)';
 
 /** The cached server binary, or why there is none (a sentence a person can act on). */
 export function serverBinary(): { path: string } | { missing: string } {
@@ -124,6 +124,17 @@ export async function startLiveKitServer(
   options: ServerStartOptions = {},
 ): Promise<LiveKitServer> {
   mkdirSync(E2E_DIR, { recursive: true });
+  // Something else answering on our port would be mistaken for our server: refuse instead.
+  const taken = await fetch(`http://127.0.0.1:${PORTS.http}`, {
+    signal: AbortSignal.timeout(1_000),
+  })
+    .then(() => true)
+    .catch(() => false);
+  if (taken) {
+    throw new Error(
+      `port ${PORTS.http} already answers HTTP: another livekit-server? Stop it, or set TASKLINE_LIVEKIT_PORT (and _RTC_TCP, _RTC_UDP).`,
+    );
+  }
   const config = join(E2E_DIR, 'livekit.yaml');
   const log = join(E2E_DIR, 'livekit-server.log');
   writeFileSync(config, configYaml(options));
