@@ -19,7 +19,7 @@ import { type RunningGuardian, startGuardian } from '../../src/app/guardian/serv
 import { liveKitSuite, liveKitUnavailable, PORTS, TestCaller } from './harness/index.js';
 import { waitFor } from './harness/wait.js';
 
-const PORT = PORTS.http + 73;
+const PORT = PORTS.http + 16;
 const AGENT = 'taskline-guarded';
 const STAND_IN = 'tests/e2e/workers/stand-in-agent.ts';
 

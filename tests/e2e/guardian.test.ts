@@ -42,8 +42,8 @@ import {
 
 const WORKER = 'tests/e2e/workers/crash-safe.ts';
 /** This file's own ports, beside the server's (TASKLINE_LIVEKIT_PORT moves them all). */
-const GUARDIAN_PORT = PORTS.http + 70;
-const WORKER_PORTS = [PORTS.http + 71, PORTS.http + 72];
+const GUARDIAN_PORT = PORTS.http + 13;
+const WORKER_PORTS = [PORTS.http + 14, PORTS.http + 15];
 const BOB = { identity: 'sip_bob', phoneNumber: '+14155550177' };
 const APOLOGY = resumeApology({
   flow: 'survey',
