@@ -158,7 +158,11 @@ export class Guardian {
     if (watch.settled.has(lost.identity)) {
       return { action: 'skipped', reason: 'this agent already left on purpose or was judged' };
     }
-    const members = await this.#server.members(lost.room);
+    // Both reads at once: every round trip to the server is time the caller hears silence.
+    const [members, listed] = await Promise.all([
+      this.#server.members(lost.room),
+      this.#server.dispatches(lost.room),
+    ]);
     if (!members) return this.#settle(watch, lost, 'the room is gone');
     const others = members.filter((m) => m.identity !== lost.identity);
     if (!others.some(isCaller)) return this.#settle(watch, lost, 'no caller is left in the room');
@@ -171,9 +175,7 @@ export class Guardian {
     if (watch.pending?.agentName === lost.agentName && now - watch.pending.since < joinWithin) {
       return this.#settle(watch, lost, 'a re-dispatch is already on its way');
     }
-    const dispatches = (await this.#server.dispatches(lost.room)).filter(
-      (d) => d.agentName === lost.agentName,
-    );
+    const dispatches = listed.filter((d) => d.agentName === lost.agentName);
     const made = Math.max(
       watch.made,
       ...dispatches.map((d) => redispatchOf(d.metadata)?.attempt ?? 0),
