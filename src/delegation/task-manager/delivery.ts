@@ -6,6 +6,7 @@
  */
 import type { voice } from '@livekit/agents';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { logLine } from '../../core/log.js';
 import { DeliveryChannel, type DeliveryEntry, type ReplyInstructions } from '../channel.js';
 import type { Emit } from './events.js';
 import type { TaskState } from './state.js';
@@ -15,6 +16,24 @@ interface Batch {
   release: () => void;
   released: Promise<void>;
   timer: TimerHandle | undefined;
+}
+
+/**
+ * Tells the task's work it reached the caller, once (a durable delegation records it, so a
+ * later job of the call never speaks it again); a failure to record is only logged.
+ */
+function receipt(task: TaskState): void {
+  const done = task.receipt;
+  task.receipt = undefined;
+  if (!done) return;
+  Promise.resolve()
+    .then(done)
+    .catch((error: unknown) =>
+      logLine('taskline.delegation', 'warn', 'could not record that a result was delivered', {
+        taskId: task.snap.id,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
 }
 
 /** The delivery side of one manager: its call's channel and the batch being gathered. */
@@ -56,6 +75,7 @@ export class Delivery {
     if (!this.claim(task)) return;
     task.snap.delivery = 'inline';
     this.emit('delivered', task, 'inline');
+    receipt(task);
   }
 
   /** After a task ended: speak it, unless a waiting tool call or an inline answer does. */
@@ -84,6 +104,7 @@ export class Delivery {
       onDelivered: () => {
         task.snap.delivery = 'spoken';
         this.emit('delivered', task, 'spoken');
+        receipt(task);
       },
     };
   }
