@@ -11,6 +11,7 @@
  * never from a higher one, and never from a sibling folder of the same layer (siblings stay
  * independent, so any one of them can be read, tested and replaced alone):
  *
+ *  -1  upstream                    every reach into @livekit/agents internals (one door)
  *   0  core                        clock, errors, logging, PII, optional deps
  *   1  outcome.ts                  Outcome<T> and the policies every task shares
  *   2  observability               OpenTelemetry spans and metrics (on upstream's tracer)
@@ -37,6 +38,7 @@ import ts from 'typescript';
 
 /** The layer of each top-level unit of src/ (a folder, or a file at the root). */
 export const LAYERS = {
+  upstream: -1,
   core: 0,
   'outcome.ts': 1,
   observability: 2,
