@@ -63,7 +63,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(rest);
   }
   if (command === 'run') return runCommand(rest);
@@ -82,7 +82,7 @@ export async function main(argv: string[]): Promise<number> {
 
 async function help(topic: string | undefined): Promise<number> {
   if (topic === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(['--help']);
   }
   if (topic === 'test') {

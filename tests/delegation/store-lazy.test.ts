@@ -26,7 +26,7 @@ describe('delegation modules load their heavy drivers lazily', () => {
       const loaded = () => names.filter((n) => Object.keys(cache).some((f) => f.includes('/node_modules/' + n + '/')));
       for (const m of ${JSON.stringify(MODULES.map(srcModule))}) await import(m);
       console.log('after import: ' + JSON.stringify(loaded()));
-      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))});
+      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('service/stores/sqlite.ts'))});
       const store = await SqliteDelegationStore.open({ path: ':memory:' });
       await store.close();
       console.log('after open: ' + JSON.stringify(loaded()));

@@ -20,13 +20,7 @@ import {
   type OverdueRecord,
   type StageUpdate,
   type UpdateOptions,
-} from '../record.js';
-import type {
-  DelegationChange,
-  DurableDelegationStore,
-  OutboxEntry,
-  VersionedRecord,
-} from './change.js';
+} from '../../delegation/record.js';
 import {
   applyPatch,
   applyStage,
@@ -41,8 +35,19 @@ import {
   pageLimit,
   staleStages,
   toJson,
-} from './common.js';
-import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
+} from '../../delegation/stores/common.js';
+import {
+  compileFilterSql,
+  decodeCursor,
+  encodeCursor,
+  parseDelegationFilter,
+} from '../../delegation/stores/filter.js';
+import type {
+  DelegationChange,
+  DurableDelegationStore,
+  OutboxEntry,
+  VersionedRecord,
+} from './change.js';
 import { createPgTables, type PgStatements, pgStatements, SELECT } from './postgres-schema.js';
 import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
 

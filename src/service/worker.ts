@@ -1,5 +1,13 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import {
+  type DelegationRecord,
+  type DelegationStore,
+  FINAL_STATES,
+  isFinished,
+  RESULT_STAGE,
+  stageOf,
+} from '../delegation/record.js';
 import { traceWorkerExecution } from '../observability/delegation.js';
 import { withoutTraceContext } from '../observability/propagation.js';
 import { Slots } from './bus/dedupe.js';
@@ -12,14 +20,6 @@ import {
 } from './bus/publisher.js';
 import type { BusSubscription, DelegationBus } from './bus/types.js';
 import { checkIncomingResult, type ResultSchemaRegistry } from './constraints.js';
-import {
-  type DelegationRecord,
-  type DelegationStore,
-  FINAL_STATES,
-  isFinished,
-  RESULT_STAGE,
-  stageOf,
-} from './record.js';
 import { answerSelection, type SelectionAnswers } from './select.js';
 import { hasOutbox, loadWithStale } from './stores/change.js';
 

@@ -1,6 +1,6 @@
 import { TasklineError } from '../core/errors.js';
+import type { SubAgentSpec } from '../delegation/subagent.js';
 import type { DelegationSender } from './bus/sender.js';
-import type { SubAgentSpec } from './subagent.js';
 
 /** Options for {@link remoteSubAgent}. */
 export interface RemoteSubAgentOptions {
