@@ -1,4 +1,4 @@
-// Who may do what on the delegations API (docs/service.md, src/delegation/api/parties.ts), row by
+// Who may do what on the delegations API (docs/service.md, src/service/api/parties.ts), row by
 // row: each route and state tried by the sender, the target, an admin and a stranger, on a fresh
 // record each time, asserting the status and that a refused write changed nothing.
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -2,16 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { spawnScript, srcModule } from './store-suite.js';
 
 const MODULES = [
-  'delegation/stores/sqlite.ts',
-  'delegation/stores/postgres.ts',
-  'delegation/bus/nats.ts',
-  'delegation/bus/in-process.ts',
-  'delegation/bus/sender.ts',
-  'delegation/api/server.ts',
-  'delegation/worker.ts',
-  'delegation/select.ts',
-  'delegation/expiry.ts',
-  'delegation/constraints.ts',
+  'delegation/index.ts',
+  'service/stores/sqlite.ts',
+  'service/stores/postgres.ts',
+  'service/bus/nats.ts',
+  'service/bus/in-process.ts',
+  'service/bus/sender.ts',
+  'service/api/server.ts',
+  'service/worker.ts',
+  'service/select.ts',
+  'service/expiry.ts',
+  'service/constraints.ts',
+  'service/index.ts',
 ];
 
 describe('delegation modules load their heavy drivers lazily', () => {

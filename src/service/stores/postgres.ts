@@ -8,6 +8,7 @@ import {
   PgGate,
   type PostgresTimeouts,
   pgPoolTimeouts,
+  quoteTable,
   resolvePgTimeouts,
 } from '../../core/postgres.js';
 import {
@@ -141,7 +142,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       });
     }
     const gate = new PgGate(pool, timeouts, 'delegation store');
-    const q = (name: string) => (schema ? `"${schema}"."${name}"` : `"${name}"`);
+    const q = (name: string) => quoteTable(schema ? `${schema}.${name}` : name);
     const table = q(`${prefix}delegations`);
     const outbox = q(`${prefix}delegation_outbox`);
     let client: Awaited<ReturnType<PgGate['connect']>>;
