@@ -10,7 +10,7 @@ import {
 } from '../delegation/record.js';
 import { traceWorkerExecution } from '../observability/delegation.js';
 import { withoutTraceContext } from '../observability/propagation.js';
-import { Slots } from './bus/dedupe.js';
+import { JobLimit } from './bus/dedupe.js';
 import type { DelegationEvent } from './bus/events.js';
 import { errorMessage, logDelegation } from './bus/log.js';
 import {
@@ -88,7 +88,7 @@ export async function serveDelegations(
   const { agentId, bus, store, handler } = options;
   const clock = options.clock ?? systemClock;
   const concurrency = Math.max(1, options.concurrency ?? 4);
-  const slots = new Slots(concurrency);
+  const slots = new JobLimit(concurrency);
   const running = new Map<string, AbortController>();
   const jobs = new Set<Promise<void>>();
   let shuttingDown = false;
