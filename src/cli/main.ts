@@ -64,7 +64,7 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(rest);
   }
   if (command === 'guardian') {
@@ -87,7 +87,7 @@ export async function main(argv: string[]): Promise<number> {
 
 async function help(topic: string | undefined): Promise<number> {
   if (topic === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(['--help']);
   }
   if (topic === 'test') {

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { voice } from '@livekit/agents';
+import { isSessionClosing } from '../upstream/internals.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
 import { logLine } from './log.js';
@@ -180,7 +181,7 @@ export class CallContext {
    */
   async end(options: { goodbye?: string; reason?: string } = {}): Promise<void> {
     const session = this.session;
-    if (options.goodbye && !this._hungUp && !this._ended && !session._closing) {
+    if (options.goodbye && !this._hungUp && !this._ended && !isSessionClosing(session)) {
       try {
         await session.say(options.goodbye, { allowInterruptions: false }).waitForPlayout();
       } catch {
@@ -189,7 +190,7 @@ export class CallContext {
     }
     // A caller who hung up ended the call (already noted); a session closing for another
     // reason (the worker shutting down) was not ended by the bot either.
-    if (this._hungUp || session._closing) return;
+    if (this._hungUp || isSessionClosing(session)) return;
     this.noteEnd('bot', options.reason ?? 'the bot ended the call');
     session.shutdown();
   }

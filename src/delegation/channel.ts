@@ -7,6 +7,7 @@
  * is idle, several results coalesced into one reply.
  */
 import { llm, voice } from '@livekit/agents';
+import { attachSessionToolset, type ToolsetExecutor } from '../upstream/internals.js';
 
 /** One completion waiting to be spoken. */
 export interface DeliveryEntry {
@@ -32,7 +33,7 @@ export const defaultReplyInstructions: ReplyInstructions = (entries, maybeCovere
       : 'Do not repeat anything you already told the caller.',
   ].join('\n');
 
-type Executor = llm.AsyncToolset['_executor'];
+type Executor = ToolsetExecutor;
 type ExecuteArgs = Parameters<Executor['execute']>[0];
 
 /**
@@ -42,6 +43,7 @@ type ExecuteArgs = Parameters<Executor['execute']>[0];
 export class DeliveryChannel {
   readonly session: voice.AgentSession;
   readonly #toolset: llm.AsyncToolset;
+  readonly #executor: Executor;
   readonly #pending = new Map<string, DeliveryEntry>();
   readonly #instructions: ReplyInstructions;
   #serial = 0;
@@ -67,11 +69,7 @@ export class DeliveryChannel {
     });
     // What the activity does for a session-level async toolset: no owning activity, so
     // results follow the session's current agent.
-    this.#toolset._attachActivity({ activity: null, session });
-  }
-
-  get #executor(): Executor {
-    return this.#toolset._executor;
+    this.#executor = attachSessionToolset(this.#toolset, session);
   }
 
   /** True once closed: nothing more is delivered. */

@@ -52,7 +52,7 @@ import {
   type TaskState,
   workspaceOf,
 } from './task-manager/state.js';
-import { fileResult, TaskRecords } from './task-manager/traces.js';
+import { fileResult, TaskRecords } from './task-manager/task-records.js';
 import { allSettled, resultWithin } from './task-manager/waits.js';
 import { seconds, statusAnswer } from './task-manager/wording.js';
 import {

@@ -17,6 +17,7 @@ import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
+import { agentChatContext, isSessionClosing } from '../upstream/internals.js';
 import { type CheckpointInfo, FlowCheckpoints, freshState } from './checkpointing.js';
 import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
@@ -176,7 +177,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   /** True (while the flow runs) when another agent has taken the session over. */
   private wasReplaced(): boolean {
     const session = this.agentSession;
-    return session !== undefined && !session._closing && session.currentAgent !== this;
+    return session !== undefined && !isSessionClosing(session) && session.currentAgent !== this;
   }
 
   /** The runner never speaks for itself: a stray caller turn between steps gets no reply. */
@@ -463,11 +464,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       this.current = undefined;
     }
     const counters = task instanceof TypedTask ? task.counters : ZERO;
-    if (!this.agentSession?._closing && !this.wasReplaced()) {
+    if (!isSessionClosing(this.agentSession) && !this.wasReplaced()) {
       // In place, as upstream's TaskGroup does (the runner never speaks, so its activity
       // needs no fresh copy after every step); calls of the step's own tools are left out,
       // as the runner's activity would leave them out.
-      this._chatCtx.merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
+      agentChatContext(this).merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
         excludeInstructions: true,
       });
     }

@@ -5,6 +5,7 @@
 import { performance } from 'node:perf_hooks';
 import { voice } from '@livekit/agents';
 import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
+import { isSessionClosing } from '../upstream/internals.js';
 import type { CallDriver, CallMode, TurnMeasure } from './driver.js';
 import { durationMs, type TurnSpec } from './schema.js';
 
@@ -55,7 +56,7 @@ class TextDriver implements CallDriver {
 
   get isClosed(): boolean {
     // A call that is closing (the bot ended it) takes no more turns either.
-    return this.caller.isClosed || this.caller.session._closing;
+    return this.caller.isClosed || isSessionClosing(this.caller.session);
   }
 
   async start(agent: voice.Agent): Promise<void> {

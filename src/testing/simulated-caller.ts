@@ -3,6 +3,7 @@ import type { CallerAction } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
+import { isSessionClosing } from '../upstream/internals.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
@@ -269,13 +270,13 @@ export class SimulatedCaller {
    */
   async settle(): Promise<void> {
     for (let round = 0; round < this.maxSettleRounds; round++) {
-      if (this.closed || this.session._closing) return;
+      if (this.closed || isSessionClosing(this.session)) return;
       const before = this.activity;
       await flushAsync(2);
       try {
         await this.guard(this.idleOrWaitingForCaller(), 'the agent to finish its turn');
       } catch (error) {
-        if (this.closed || this.session._closing) return;
+        if (this.closed || isSessionClosing(this.session)) return;
         // An activity closed under us (a task finished, a handoff): look again.
         if (error instanceof Error && error.name === 'AbortError') continue;
         throw error;

@@ -1,12 +1,12 @@
 // A voice session delegates to a worker through a durable record: task tool → SQLite
 // record + outbox → bus → serveDelegations → result → spoken to the caller.
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { createDelegationSender } from '../../src/delegation/bus/sender.js';
 import { TaskManager } from '../../src/delegation/manager.js';
-import { remoteSubAgent } from '../../src/delegation/remote.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { createDelegationSender } from '../../src/service/bus/sender.js';
+import { remoteSubAgent } from '../../src/service/remote.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { serveDelegations } from '../../src/service/worker.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
 import { Desk, systemText, taskCall, whenSpoken } from './helpers.js';
 

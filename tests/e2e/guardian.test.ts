@@ -19,9 +19,9 @@ import {
   THANKS_LINE,
 } from '../../examples/survey/index.js';
 import { resumeApology } from '../../src/app/continuity.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { type DelegationWorker, serveDelegations } from '../../src/delegation/worker.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { type DelegationWorker, serveDelegations } from '../../src/service/worker.js';
 import { NATS_URL, serviceMissing } from '../services.js';
 import { type GuardianProcess, startGuardianProcess } from './guardian-process.js';
 import {

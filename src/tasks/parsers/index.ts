@@ -20,7 +20,7 @@ export {
   spokenDigits,
 } from './digits.js';
 export { email } from './email.js';
-export { type FreeTextOptions, freeText } from './freeText.js';
+export { type FreeTextOptions, freeText } from './free-text.js';
 export { type LikertOptions, likert } from './likert.js';
 export { name, type PersonName, spelledWord } from './name.js';
 export { type NumberOptions, number } from './number.js';
@@ -45,4 +45,4 @@ export {
   spellLetters,
 } from './spell.js';
 export { type TimeOptions, time } from './time.js';
-export { yesNo } from './yesNo.js';
+export { yesNo } from './yes-no.js';

@@ -23,13 +23,13 @@ import { SurveyRoomCall } from '../../../examples/survey/room.js';
 import { hasUnfinishedFlow, resumeApology } from '../../../src/app/continuity.js';
 import { type CallModule, type CallSetup, defineCallModule } from '../../../src/app/module.js';
 import { isMainModule, roomAgent } from '../../../src/app/room.js';
-import { NatsDelegationBus } from '../../../src/delegation/bus/nats.js';
-import { createDelegationSender } from '../../../src/delegation/bus/sender.js';
 import { TaskManager } from '../../../src/delegation/manager.js';
-import { remoteSubAgent } from '../../../src/delegation/remote.js';
-import { SqliteDelegationStore } from '../../../src/delegation/stores/sqlite.js';
 import { type CheckpointStore, openCheckpointStore } from '../../../src/flows/index.js';
 import type { FlowRunOptions } from '../../../src/flows/run-options.js';
+import { NatsDelegationBus } from '../../../src/service/bus/nats.js';
+import { createDelegationSender } from '../../../src/service/bus/sender.js';
+import { remoteSubAgent } from '../../../src/service/remote.js';
+import { SqliteDelegationStore } from '../../../src/service/stores/sqlite.js';
 import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
 import { e2eModule, e2eServerOptions, e2eSessionOptions } from './session.js';
 

@@ -8,6 +8,7 @@ import {
   PgGate,
   type PostgresTimeouts,
   pgPoolTimeouts,
+  quoteTable,
   resolvePgTimeouts,
 } from '../../core/postgres.js';
 import {
@@ -20,13 +21,7 @@ import {
   type OverdueRecord,
   type StageUpdate,
   type UpdateOptions,
-} from '../record.js';
-import type {
-  DelegationChange,
-  DurableDelegationStore,
-  OutboxEntry,
-  VersionedRecord,
-} from './change.js';
+} from '../../delegation/record.js';
 import {
   applyPatch,
   applyStage,
@@ -41,8 +36,19 @@ import {
   pageLimit,
   staleStages,
   toJson,
-} from './common.js';
-import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
+} from '../../delegation/stores/common.js';
+import {
+  compileFilterSql,
+  decodeCursor,
+  encodeCursor,
+  parseDelegationFilter,
+} from '../../delegation/stores/filter.js';
+import type {
+  DelegationChange,
+  DurableDelegationStore,
+  OutboxEntry,
+  VersionedRecord,
+} from './change.js';
 import { createPgTables, type PgStatements, pgStatements, SELECT } from './postgres-schema.js';
 import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
 
@@ -136,7 +142,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       });
     }
     const gate = new PgGate(pool, timeouts, 'delegation store');
-    const q = (name: string) => (schema ? `"${schema}"."${name}"` : `"${name}"`);
+    const q = (name: string) => quoteTable(schema ? `${schema}.${name}` : name);
     const table = q(`${prefix}delegations`);
     const outbox = q(`${prefix}delegation_outbox`);
     let client: Awaited<ReturnType<PgGate['connect']>>;

@@ -4,7 +4,7 @@
  * it asks (every field but the status) that binds an approval to exactly what runs.
  */
 import { createHash } from 'node:crypto';
-import type { DelegationRecord } from '../record.js';
+import type { DelegationRecord } from './record.js';
 
 /** JSON text with object keys sorted at every level (arrays keep their order). */
 export function canonicalJson(value: unknown): string {

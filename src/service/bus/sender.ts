@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
-import { withTraceContext } from '../../observability/propagation.js';
 import {
   type DelegationRecord,
   type DelegationStore,
@@ -10,7 +9,8 @@ import {
   FINAL_STATES,
   RESULT_STAGE,
   stageOf,
-} from '../record.js';
+} from '../../delegation/record.js';
+import { withTraceContext } from '../../observability/propagation.js';
 import { hasOutbox } from '../stores/change.js';
 import { RecentKeys } from './dedupe.js';
 import type { DelegationEvent } from './events.js';

@@ -1,5 +1,5 @@
-import type { DelegationRecord, StageStatus } from '../record.js';
-import { dict } from '../validate.js';
+import type { DelegationRecord, StageStatus } from '../../delegation/record.js';
+import { dict } from '../../delegation/validate.js';
 import type { DelegationChange, VersionedRecord } from './change.js';
 
 /** Columns of the records table, in the order both stores insert them. */

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod/v4';
 import { readTextFileCapped } from '../../core/bounded-read.js';
 import { TasklineError } from '../../core/errors.js';
-import type { DelegationRecord } from '../record.js';
+import type { DelegationRecord } from '../../delegation/record.js';
 
 /** Who is calling: an agent (sees records it sends or receives) or an admin (sees all). */
 export type Identity = { admin: true; name: string } | { admin: false; agent: string };

@@ -8,8 +8,12 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod/v4';
 import { TasklineError } from '../../core/errors.js';
-import { type DelegationFilter, type DelegationRecord, DelegationState } from '../record.js';
-import { LIMITS, parseRecord } from '../validate.js';
+import {
+  type DelegationFilter,
+  type DelegationRecord,
+  DelegationState,
+} from '../../delegation/record.js';
+import { LIMITS, parseRecord } from '../../delegation/validate.js';
 import { HttpError } from './envelope.js';
 
 /** Largest epoch-second time accepted (9999-12-31T23:59:59Z). */

@@ -7,7 +7,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
-import { checkIncomingResult, type ResultSchemaRegistry } from '../constraints.js';
+import { recordEtag } from '../../delegation/digest.js';
 import {
   type DelegationFilter,
   type DelegationRecord,
@@ -15,11 +15,11 @@ import {
   type DelegationStore,
   FINAL_STATES,
   RESULT_STAGE,
-} from '../record.js';
+} from '../../delegation/record.js';
+import { isPlainObject } from '../../delegation/validate.js';
+import { checkIncomingResult, type ResultSchemaRegistry } from '../constraints.js';
 import { loadWithStale } from '../stores/change.js';
-import { isPlainObject } from '../validate.js';
 import { canSee, type Identity } from './auth.js';
-import { recordEtag } from './digest.js';
 import { HttpError, MESSAGES, parsePart, written } from './envelope.js';
 import { checkDelete, checkStageMove, checkSubmit, checkUpdate } from './parties.js';
 import {

@@ -1,18 +1,14 @@
 import { parseArgs } from 'node:util';
 import { log } from '@livekit/agents';
-import { isTasklineError, TasklineError } from '../core/errors.js';
-import { startLogger } from '../core/log.js';
-import { ApiKeys } from '../delegation/api/auth.js';
-import { type PrometheusMetrics, startPrometheusMetrics } from '../delegation/api/metrics.js';
-import {
-  createDelegationsApi,
-  type DelegationsApi,
-  type ServerLimits,
-} from '../delegation/api/server.js';
-import { InProcessDelegationBus } from '../delegation/bus/in-process.js';
-import type { DelegationBus } from '../delegation/bus/types.js';
-import { type ExpiryChecker, startExpiryChecker } from '../delegation/expiry.js';
-import type { DurableDelegationStore } from '../delegation/stores/change.js';
+import { isTasklineError, TasklineError } from '../../core/errors.js';
+import { startLogger } from '../../core/log.js';
+import { ApiKeys } from '../api/auth.js';
+import { type PrometheusMetrics, startPrometheusMetrics } from '../api/metrics.js';
+import { createDelegationsApi, type DelegationsApi, type ServerLimits } from '../api/server.js';
+import { InProcessDelegationBus } from '../bus/in-process.js';
+import type { DelegationBus } from '../bus/types.js';
+import { type ExpiryChecker, startExpiryChecker } from '../expiry.js';
+import type { DurableDelegationStore } from '../stores/change.js';
 
 const USAGE = `usage: taskline delegations serve [options]
 
@@ -169,13 +165,13 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
   const tablePrefix = `${options.prefix.replace(/[^A-Za-z0-9_]/g, '_')}_`;
   let store: DurableDelegationStore;
   if (options.postgres !== undefined) {
-    const { PostgresDelegationStore } = await import('../delegation/stores/postgres.js');
+    const { PostgresDelegationStore } = await import('../stores/postgres.js');
     store = await PostgresDelegationStore.open({
       connectionString: options.postgres,
       prefix: tablePrefix,
     });
   } else {
-    const { SqliteDelegationStore } = await import('../delegation/stores/sqlite.js');
+    const { SqliteDelegationStore } = await import('../stores/sqlite.js');
     store = await SqliteDelegationStore.open({ path: options.db, prefix: tablePrefix });
   }
   let bus: DelegationBus | undefined;
@@ -193,7 +189,7 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
       }
     }
     if (options.nats !== undefined) {
-      const { NatsDelegationBus } = await import('../delegation/bus/nats.js');
+      const { NatsDelegationBus } = await import('../bus/nats.js');
       bus = await NatsDelegationBus.connect({
         servers: options.nats,
         prefix: options.prefix,

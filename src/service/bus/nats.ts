@@ -9,7 +9,7 @@ import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
 import { recordTraceHeaders, type TraceCarrier } from '../../observability/propagation.js';
 import { contractMessageOf, contractSubject } from './contract.js';
-import { RecentKeys, Slots } from './dedupe.js';
+import { JobLimit, RecentKeys } from './dedupe.js';
 import {
   channelOf,
   type DelegationChannel,
@@ -345,7 +345,7 @@ export class NatsDelegationBus implements DelegationBus {
     const messages: ConsumerMessages = await consumer.consume({
       max_messages: Math.max(1, Math.min(this.options.batch, concurrency * 2)),
     });
-    const slots = new Slots(concurrency);
+    const slots = new JobLimit(concurrency);
     const running = new Set<Promise<void>>();
     const loop = (async () => {
       for await (const m of messages) {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { type Clock, systemClock } from '../core/clock.js';
+import { type DelegationRecord, deadlineSeconds } from '../delegation/record.js';
 import { errorMessage, logDelegation } from './bus/log.js';
 import type { SelectionMessage } from './bus/signals.js';
 import type { BusSubscription, DelegationBus } from './bus/types.js';
-import { type DelegationRecord, deadlineSeconds } from './record.js';
 
 /** The sub-task a target is being chosen for. */
 export interface SelectionTask {

@@ -6,8 +6,8 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import type { FileBackend } from '../../tools/files/backend.js';
 import type { DelegationStore } from '../record.js';
-import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../records.js';
 import { isVoiceSpecialist } from '../subagent.js';
+import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../task-record.js';
 import type { TaskResult } from '../types.js';
 import { mergeWorkspace, writeResult } from '../workspace.js';
 import type { Emit } from './events.js';

@@ -1,6 +1,11 @@
 import { type ZodType, z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { type DelegationRecord, FINAL_STATES, RESULT_STAGE, stageOf } from './record.js';
+import {
+  type DelegationRecord,
+  FINAL_STATES,
+  RESULT_STAGE,
+  stageOf,
+} from '../delegation/record.js';
 
 /** Why an incoming result was refused. */
 export type ResultRejection =

@@ -1,4 +1,8 @@
-import type { DelegationRecord, DelegationState, DelegationStore } from '../record.js';
+import type {
+  DelegationRecord,
+  DelegationState,
+  DelegationStore,
+} from '../../delegation/record.js';
 
 /** What kind of write produced a change. */
 export type DelegationChangeOp = 'create' | 'stage' | 'update' | 'delete';

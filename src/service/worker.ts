@@ -1,8 +1,16 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import {
+  type DelegationRecord,
+  type DelegationStore,
+  FINAL_STATES,
+  isFinished,
+  RESULT_STAGE,
+  stageOf,
+} from '../delegation/record.js';
 import { traceWorkerExecution } from '../observability/delegation.js';
 import { withoutTraceContext } from '../observability/propagation.js';
-import { Slots } from './bus/dedupe.js';
+import { JobLimit } from './bus/dedupe.js';
 import type { DelegationEvent } from './bus/events.js';
 import { errorMessage, logDelegation } from './bus/log.js';
 import {
@@ -12,14 +20,6 @@ import {
 } from './bus/publisher.js';
 import type { BusSubscription, DelegationBus } from './bus/types.js';
 import { checkIncomingResult, type ResultSchemaRegistry } from './constraints.js';
-import {
-  type DelegationRecord,
-  type DelegationStore,
-  FINAL_STATES,
-  isFinished,
-  RESULT_STAGE,
-  stageOf,
-} from './record.js';
 import { answerSelection, type SelectionAnswers } from './select.js';
 import { hasOutbox, loadWithStale } from './stores/change.js';
 
@@ -88,7 +88,7 @@ export async function serveDelegations(
   const { agentId, bus, store, handler } = options;
   const clock = options.clock ?? systemClock;
   const concurrency = Math.max(1, options.concurrency ?? 4);
-  const slots = new Slots(concurrency);
+  const slots = new JobLimit(concurrency);
   const running = new Map<string, AbortController>();
   const jobs = new Set<Promise<void>>();
   let shuttingDown = false;

@@ -1,7 +1,7 @@
 import { z } from 'zod/v4';
-import { type DelegationRecord, DelegationState, FINAL_STATES } from '../record.js';
+import { type DelegationRecord, DelegationState, FINAL_STATES } from '../../delegation/record.js';
+import { parseRecord } from '../../delegation/validate.js';
 import type { DelegationChange } from '../stores/change.js';
-import { parseRecord } from '../validate.js';
 
 /**
  * Event kinds on the bus: `delegation_task` (new work, to the target), `delegation_result` (a

@@ -3,7 +3,7 @@
  * advisory lock, so several processes may open at once) and every statement the store runs.
  * The store's logic is ./postgres.ts.
  */
-import { oldTablesError } from './common.js';
+import { oldTablesError } from '../../delegation/stores/common.js';
 
 /** The columns a record is read from. */
 export const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,

@@ -24,7 +24,7 @@ export class RecentKeys {
 }
 
 /** Runs at most `limit` async jobs at once; `run` waits for a slot. */
-export class Slots {
+export class JobLimit {
   private active = 0;
   private readonly waiting: Array<() => void> = [];
 

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { MAX_JSON_DEPTH } from '../validate.js';
+import { MAX_JSON_DEPTH } from '../../delegation/validate.js';
 import { HttpError } from './envelope.js';
 
 /**

@@ -1,7 +1,12 @@
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { isTasklineError } from '../core/errors.js';
+import {
+  type DelegationRecord,
+  type DelegationStore,
+  FINAL_STATES,
+  isFinished,
+} from '../delegation/record.js';
 import { errorMessage, logDelegation } from './bus/log.js';
-import { type DelegationRecord, type DelegationStore, FINAL_STATES, isFinished } from './record.js';
 
 /** One stage the checker marked expired. */
 export interface ExpiredStage {

@@ -12,13 +12,7 @@ import {
   type OverdueRecord,
   type StageUpdate,
   type UpdateOptions,
-} from '../record.js';
-import type {
-  DelegationChange,
-  DurableDelegationStore,
-  OutboxEntry,
-  VersionedRecord,
-} from './change.js';
+} from '../../delegation/record.js';
 import {
   applyPatch,
   applyStage,
@@ -34,8 +28,19 @@ import {
   pageLimit,
   staleStages,
   toJson,
-} from './common.js';
-import { compileFilterSql, decodeCursor, encodeCursor, parseDelegationFilter } from './filter.js';
+} from '../../delegation/stores/common.js';
+import {
+  compileFilterSql,
+  decodeCursor,
+  encodeCursor,
+  parseDelegationFilter,
+} from '../../delegation/stores/filter.js';
+import type {
+  DelegationChange,
+  DurableDelegationStore,
+  OutboxEntry,
+  VersionedRecord,
+} from './change.js';
 import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
 
 /** Options of {@link SqliteDelegationStore.open}. */

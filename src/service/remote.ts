@@ -1,7 +1,7 @@
 import { TasklineError } from '../core/errors.js';
+import { type DelegationRecord, type DelegationStore, epochSeconds } from '../delegation/record.js';
+import type { SubAgentRunResult, SubAgentSpec } from '../delegation/subagent.js';
 import type { DelegationSender } from './bus/sender.js';
-import { type DelegationRecord, type DelegationStore, epochSeconds } from './record.js';
-import type { SubAgentRunResult, SubAgentSpec } from './subagent.js';
 
 /** Options for {@link remoteSubAgent}. */
 export interface RemoteSubAgentOptions {

@@ -19,7 +19,11 @@
  * A key that is no party gets 404, as for a missing id (see routes.ts). A sender that is also
  * the target has both columns.
  */
-import { type DelegationRecord, type DelegationState, FINAL_STATES } from '../record.js';
+import {
+  type DelegationRecord,
+  type DelegationState,
+  FINAL_STATES,
+} from '../../delegation/record.js';
 import type { Identity } from './auth.js';
 import { HttpError } from './envelope.js';
 

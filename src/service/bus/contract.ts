@@ -3,7 +3,7 @@
  * subject named after the receiving agent. Derived from taskline's own (durable) events, so the
  * outbox, JetStream and the contract can never disagree about what happened.
  */
-import { FINAL_STATES, stageOf } from '../record.js';
+import { FINAL_STATES, stageOf } from '../../delegation/record.js';
 import type { DelegationEvent } from './events.js';
 
 /** An event exactly as the contract publishes it. */

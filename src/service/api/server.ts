@@ -3,6 +3,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
+import type { DelegationStore } from '../../delegation/record.js';
 import { errorMessage, logDelegation } from '../bus/log.js';
 import {
   type OutboxPublisher,
@@ -11,7 +12,6 @@ import {
 } from '../bus/publisher.js';
 import type { DelegationBus } from '../bus/types.js';
 import type { ResultSchemaRegistry } from '../constraints.js';
-import type { DelegationStore } from '../record.js';
 import { hasOutbox } from '../stores/change.js';
 import type { ApiKeys, Identity } from './auth.js';
 import { CallBoard, type CallBoardOptions, registerCallRoutes } from './calls.js';
