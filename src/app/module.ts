@@ -9,6 +9,7 @@ export type CallerAction =
   | { bargeIn: string }
   | { dtmf: string; gapMs?: number; mask?: boolean }
   | { silence: number }
+  | { tone: { hz: number; ms: number } }
   | { hangup: true };
 
 /** A running call's agent and a way to read its typed result once the call ends. */
