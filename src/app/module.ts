@@ -1,6 +1,7 @@
 import type { llm, voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import type { CheckpointStore } from '../flows/checkpoints/types.js';
+import type { Dialer } from '../telephony/outbound/dialer.js';
 import type { Transferer, TransferMode } from '../telephony/transfer.js';
 
 /** One scripted caller action (the JSON form used by `taskline run --script`). */
@@ -46,6 +47,13 @@ export interface CallSetup {
   transferTo?: string;
   /** How the deployment transfers (`TASKLINE_TRANSFER_MODE`, default cold). */
   transferMode?: TransferMode;
+  /**
+   * How an outbound call is placed (LiveKit SIP from the room entry's `outbound` option;
+   * absent for inbound calls and in the terminal runner, where a module uses its demo dialer).
+   */
+  dialer?: Dialer;
+  /** The job's metadata as dispatched (for an outbound call: who to call and why). */
+  metadata?: string;
   /**
    * Where a module that checkpoints writes, when the runner provides a store (`taskline
    * test` passes one that records every write, for `checkpoint:` expectations).

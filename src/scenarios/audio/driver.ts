@@ -124,6 +124,8 @@ export class AudioDriver implements CallDriver {
         turn.gap === undefined ? 250 : durationMs(turn.gap),
         turn.mask,
       );
+    } else if ('tone' in turn) {
+      endedAt = await this.tone(turn.tone.hz, turn.tone.ms);
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
@@ -150,6 +152,21 @@ export class AudioDriver implements CallDriver {
     this.note(this.call.expectsSecret ? '****' : text, 'speech');
     const spoken = await this.bounded(this.line.speak(pcm), 'the caller to finish speaking');
     return spoken.endedAt;
+  }
+
+  /** Plays a sine tone (a voicemail's beep) on the line; resolves when its last sample was sent. */
+  private async tone(hz: number, ms: number): Promise<number> {
+    const rate = this.line.sampleRate;
+    const samples = new Int16Array(Math.round((rate * ms) / 1000));
+    for (let i = 0; i < samples.length; i++) {
+      samples[i] = Math.round(0.3 * 32767 * Math.sin((2 * Math.PI * hz * i) / rate));
+    }
+    this.note(`(tone ${hz} Hz, ${ms} ms)`, 'tone');
+    const played = await this.bounded(
+      this.line.speak({ samples, sampleRate: rate }),
+      'the tone to play',
+    );
+    return played.endedAt;
   }
 
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */

@@ -162,6 +162,7 @@ class IvrNavigatorTask extends FarEndTask<IvrOutcome> {
   private decide: { cancel(): void } | undefined;
   private holdCap: { cancel(): void } | undefined;
   private holding = false;
+  private deadlinePassed = false;
 
   constructor(options: NavigateIvrOptions, keys: KeySender | undefined) {
     const answers = options.answers ?? [];
@@ -193,7 +194,9 @@ class IvrNavigatorTask extends FarEndTask<IvrOutcome> {
     farEnd.listenToAudio();
     const timeoutMs = this.options.timeoutMs ?? 180_000;
     this.timer(timeoutMs, () => {
-      if (!this.holding) this.end({ status: 'timeout', reason: `not done within ${timeoutMs} ms` });
+      // Hold time comes on top: a hold has its own bound, and the deadline applies after it.
+      if (this.holding) this.deadlinePassed = true;
+      else this.end({ status: 'timeout', reason: `not done within ${timeoutMs} ms` });
     });
     const holdAfterMs = this.options.holdAfterMs ?? 15_000;
     this.onEnd(
@@ -233,6 +236,13 @@ class IvrNavigatorTask extends FarEndTask<IvrOutcome> {
       return;
     }
     this.stopHold();
+    if (this.deadlinePassed) {
+      this.end({
+        status: 'timeout',
+        reason: `not done within ${this.options.timeoutMs ?? 180_000} ms (hold time not counted)`,
+      });
+      return;
+    }
     const repeats = this.history.filter((h) => promptSimilarity(h, text) >= SIMILAR).length;
     this.history.push(text);
     if (this.history.length > MAX_HISTORY) this.history.shift();

@@ -93,7 +93,7 @@ const HOLD: readonly RegExp[] = [
   /\ball (?:of )?our (?:agents|representatives|staff|operators|lines)\b[^.]{0,30}\b(?:busy|assisting|engaged)\b/,
   /\b(?:next|first) available\b/,
   /\b(?:estimated )?wait time\b/,
-  /\byou are (?:number|caller) \w+ in (?:the )?(?:queue|line)\b/,
+  /\byou are (?:caller )?(?:number )?\w+ in (?:the )?(?:queue|line)\b/,
   /\bconnecting you\b|\btransferring (?:you|your call)\b/,
 ];
 
@@ -119,7 +119,10 @@ function cleanLabel(text: string): string {
 /** The choice a key mention at `[start, end)` of `t` names, read after it or else before it. */
 function labelFor(t: string, start: number, end: number, previousEnd: number): string {
   const after = t.slice(end);
-  const clauseAfter = after.split(SENTENCE_END)[0]!.split(/,\s*(?:or\s+)?(?:press|dial)\b/)[0]!;
+  const clauseAfter = after
+    .split(SENTENCE_END)[0]!
+    .split(/,\s*(?:or\s+)?(?:press|dial)\b/)[0]!
+    .replace(/^\s*(?:at any time|anytime|now)\b\s*,?/, '');
   if (LEAD.test(clauseAfter)) return cleanLabel(clauseAfter.replace(LEAD, ''));
   // Before: from the sentence start (or the previous mention) to this mention; the last
   // comma-part that starts with a lead word begins the label ("Thank you for calling, for

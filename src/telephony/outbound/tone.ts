@@ -1,7 +1,8 @@
 /**
  * A steady single tone in far-end audio — the beep after a voicemail greeting — found with
  * an FFT over 20 ms windows. A window is tonal when one narrow band (the main lobe of its
- * strongest bin) holds most of its energy; a tone is a run of tonal windows at one
+ * strongest bin) holds most of its energy and its envelope is flat (two close tones, like a
+ * ringback's 440 + 480 Hz, share a band but beat); a tone is a run of tonal windows at one
  * frequency and one level, lasting at least `minMs`. Speech is not a steady single tone:
  * its energy spreads over harmonics and its pitch and loudness move, so a run breaks
  * within a few windows. State is a few numbers per detector: memory and CPU are bounded
@@ -48,6 +49,10 @@ export interface ToneDetectorOptions {
 const WINDOW_MS = 20;
 /** Largest level change between windows of one tone, dB. */
 const LEVEL_STEP_DB = 6;
+/** Sub-blocks of a window whose levels must agree (a steady envelope). */
+const SUB_BLOCKS = 4;
+/** Largest spread of the sub-blocks' RMS levels, relative to the window's, for a steady tone. */
+const MAX_RIPPLE = 0.5;
 
 interface Run {
   startMs: number;
@@ -143,12 +148,26 @@ export class ToneDetector {
     this.windows += 1;
     const { re, im } = this;
     let energy = 0;
+    // The envelope over four sub-blocks: a tone's is flat; two close tones beat (ringback).
+    const block = Math.floor(this.size / SUB_BLOCKS);
+    let lowest = Number.POSITIVE_INFINITY;
+    let highest = 0;
+    let blockEnergy = 0;
     for (let i = 0; i < this.size; i++) {
       const s = this.pending[i]! / 32768;
       energy += s * s;
+      blockEnergy += s * s;
+      if ((i + 1) % block === 0) {
+        lowest = Math.min(lowest, blockEnergy);
+        highest = Math.max(highest, blockEnergy);
+        blockEnergy = 0;
+      }
       re[i] = s * this.hann[i]!;
       im[i] = 0;
     }
+    const mean = energy / SUB_BLOCKS;
+    const steady =
+      mean > 0 && (Math.sqrt(highest) - Math.sqrt(lowest)) / Math.sqrt(mean) < MAX_RIPPLE;
     re.fill(0, this.size);
     im.fill(0, this.size);
     const levelDb = 10 * Math.log10(energy / this.size + 1e-12);
@@ -170,7 +189,8 @@ export class ToneDetector {
     for (let k = Math.max(1, peak - this.lobe); k <= Math.min(half - 1, peak + this.lobe); k++) {
       band += re[k]!;
     }
-    const tonal = levelDb >= this.minLevelDb && total > 0 && band / total >= this.tonality;
+    const tonal =
+      steady && levelDb >= this.minLevelDb && total > 0 && band / total >= this.tonality;
     const hz = this.interpolatedHz(peak);
     this.onWindow?.({ atMs, levelDb, tonal, hz });
     const run = this.run;
