@@ -26,8 +26,15 @@ interface Playing extends AgentAudio {
 export class AgentSpeaker extends voice.AudioOutput {
   /** Every stretch of agent audio, in order. */
   readonly played: AgentAudio[] = [];
-  /** Emits "start" with the AgentAudio when agent audio begins. */
-  readonly events = new EventEmitter<{ start: [AgentAudio] }>();
+  /**
+   * Emits "start" with the AgentAudio when agent audio begins, "frame" with each frame played
+   * (not the frames of a cut segment still arriving), and "end" when a stretch ends.
+   */
+  readonly events = new EventEmitter<{
+    start: [AgentAudio];
+    frame: [AudioFrame];
+    end: [AgentAudio];
+  }>();
   private current: Playing | undefined;
   /** After an interruption, frames of the cut segment still arriving are dropped until flush. */
   private discarding = false;
@@ -53,6 +60,7 @@ export class AgentSpeaker extends voice.AudioOutput {
       this.events.emit('start', this.current);
     }
     this.current.durationMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
+    this.events.emit('frame', frame);
   }
 
   override flush(): void {
@@ -88,5 +96,6 @@ export class AgentSpeaker extends voice.AudioOutput {
     this.lastEnd = interrupted ? now : segment.startedAt + segment.durationMs;
     this.current = undefined;
     this.onPlaybackFinished({ playbackPosition: playedMs / 1000, interrupted });
+    this.events.emit('end', segment);
   }
 }

@@ -98,9 +98,34 @@ export class AudioDriver implements CallDriver {
 
   async start(agent: voice.Agent, first?: TurnSpec): Promise<void> {
     this.callerSpeech.reset();
+    let spoke = false;
+    const onSpeech = () => {
+      spoke = true;
+    };
+    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     await this.session.start({ agent });
     this.line.start();
-    await this.afterTurn(performance.now(), first);
+    const since = performance.now();
+    // An outbound bot speaks second: it dials, then listens. When it has said nothing and
+    // waits for the far end (quietly, for `quietMs`), the first turn starts at once instead
+    // of after `answerWithinMs` of waiting for a greeting.
+    let listeningSince: number | undefined;
+    await this.until(() => {
+      if (this.closed || this.speaker.played.some((p) => p.startedAt >= since)) return true;
+      const listening =
+        !spoke &&
+        this.call.isWaitingForCaller &&
+        IDLE.has(this.session.agentState) &&
+        !this.speaker.playing;
+      const now = performance.now();
+      listeningSince = listening ? (listeningSince ?? now) : undefined;
+      return (
+        (listeningSince !== undefined && now - listeningSince >= this.quietMs) ||
+        now - since >= this.answerWithinMs
+      );
+    }, 'the agent to greet or to listen');
+    this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    if (spoke || this.speaker.played.length > 0) await this.afterTurn(since, first);
   }
 
   async perform(turn: TurnSpec, _index: number, next: TurnSpec | undefined): Promise<TurnMeasure> {
@@ -200,6 +225,8 @@ export class AudioDriver implements CallDriver {
    * Returns when the first agent audio after `since` started, if any.
    */
   private async afterTurn(since: number, next: TurnSpec | undefined): Promise<number | undefined> {
+    // A tone is the far end's recording going on (a voicemail's beep): it never waits for the bot.
+    if (next && typeof next !== 'string' && 'tone' in next) return undefined;
     const firstAudioAfter = () => this.speaker.played.find((p) => p.startedAt >= since)?.startedAt;
     const deadline = performance.now() + this.answerWithinMs;
     await this.until(

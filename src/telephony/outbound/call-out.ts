@@ -7,6 +7,7 @@ import { voice } from '@livekit/agents';
 import { logCall } from '../log.js';
 import type { AmdSource } from '../voicemail.js';
 import type { Dialer, DialRequest } from './dialer.js';
+import { farEndOf } from './far-end.js';
 import { FarEndTask } from './far-end-task.js';
 import { readGreeting } from './greeting.js';
 import type { DialFailure } from './sip-status.js';
@@ -103,6 +104,10 @@ class CallOutTask extends FarEndTask<CallOutOutcome> {
             return;
           }
           logCall(call, 'info', 'call out: answered', { to: result.to });
+          // Listen for tones from the answer on: a beep may come before the verdict does.
+          const farEnd = farEndOf(this.agentSession!);
+          farEnd.answeredAt = call.clock.now();
+          farEnd.listenToAudio();
           if (call.callerIdentity === undefined) call.setCaller(result.participantIdentity);
           this.answered = {
             participantIdentity: result.participantIdentity,

@@ -15,6 +15,7 @@ import { emptyStream } from '../../tasks/chunks.js';
 import { guardedModelReply } from '../../tasks/model-reply.js';
 import { ReplacedRun } from '../../tasks/replaced.js';
 import { logCall } from '../log.js';
+import { farEndOf } from './far-end.js';
 
 type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
 
@@ -68,6 +69,8 @@ export abstract class FarEndTask<R> extends voice.AgentTask<R> {
       return;
     }
     for (const item of this.chatCtx.items) this.seen.add(item.id);
+    // Read this task's audio from its first frame (a beep may come as it starts).
+    farEndOf(session).follow();
     this.cleanups.push(call.on('hangup', (ev) => this.finish(this.unwound('hangup', ev.reason))));
     const onSpeech = (ev: voice.SpeechCreatedEvent) => this.track(ev.speechHandle);
     session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);

@@ -2,12 +2,12 @@
  * The far end of an outbound call, as the bot perceives it beyond words: tones (the beep
  * after a voicemail greeting) and sound that is not speech (hold music), read from the
  * session's incoming audio, plus how to send it keys. One per session. In a room or audio
- * mode the session's audio input is tapped (a pass-through `AudioInput`, so upstream's
- * pipeline sees every frame unchanged); in text mode a test driver reports what the far end
- * played (`heardTone`, `heardSound`).
+ * mode the session's input audio is read alongside upstream's pipeline (which sees every
+ * frame unchanged); in text mode a test driver reports what the far end played
+ * (`heardTone`, `heardSound`).
  */
 import { EventEmitter } from 'node:events';
-import { type ReadableStream, TransformStream } from 'node:stream/web';
+import type { ReadableStream } from 'node:stream/web';
 import { voice } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 import { callOf } from '../../core/call.js';
@@ -41,12 +41,16 @@ const SOUND_LEVEL_DB = -50;
 const SOUND_GAP_MS = 1_500;
 /** How often an ongoing stretch of sound is reported. */
 const SOUND_EVERY_MS = 500;
+/** How often a newly started agent activity is looked for, to read its audio too. */
+const CHECK_EVERY_MS = 100;
 
 /** What the bot perceives of the far end besides its words, and how it sends keys there. */
 export class FarEnd {
   readonly session: voice.AgentSession;
   /** How keys reach the far end (a room, a linked test line); see {@link roomKeySender}. */
   keys: KeySender | undefined;
+  /** Call-clock time the far end answered (set by `callOut`). */
+  answeredAt: number | undefined;
   private readonly emitter = new EventEmitter<FarEndEvents>();
   private _lastTone: ToneHeard | undefined;
   private tapped = false;
@@ -89,25 +93,70 @@ export class FarEnd {
   /**
    * Starts reading the session's incoming audio for tones and non-speech sound (once; later
    * calls do nothing). Returns false when the session has no audio input (text mode).
+   *
+   * Reads a branch of each agent activity's input audio (`session._subscribeAudioStream()`,
+   * what upstream's `voice.AMD` reads; pinned by tests/upstream/subscribe_audio.test.ts): an
+   * inline task runs in its own activity, so each new activity is subscribed as it starts
+   * (by the far-end tasks as they enter, and checked every 100 ms until the session closes). Wrapping `session.input.audio` instead
+   * does not work after the session started: in @livekit/agents 1.9.0 the input's change
+   * callback is unbound (`AgentSession.onAudioInputChanged`), so the running activity keeps
+   * reading the old input.
    */
   listenToAudio(): boolean {
     if (this.tapped) return true;
-    const inner = this.session.input.audio;
-    if (!inner) return false;
+    if (!this.session.input.audio) return false;
     this.tapped = true;
-    const tap = new TappedAudioInput(inner);
-    // Setting the input detaches `inner` from the running activity (releasing its stream)
-    // and attaches the tap's stream instead, which then reads `inner` through the tap.
-    this.session.input.audio = tap;
-    tap.start((frame) => this.onFrame(frame));
+    const subscribe = () => this.follow();
+    const timer = setInterval(subscribe, CHECK_EVERY_MS);
+    timer.unref?.();
     const onWords = (ev: voice.UserInputTranscribedEvent) => {
       if (ev.isFinal && ev.transcript.trim()) this.soundSince = undefined;
     };
     this.session.on(voice.AgentSessionEventTypes.UserInputTranscribed, onWords);
     this.session.once(voice.AgentSessionEventTypes.Close, () => {
+      clearInterval(timer);
       this.session.off(voice.AgentSessionEventTypes.UserInputTranscribed, onWords);
     });
+    subscribe();
     return true;
+  }
+
+  /**
+   * Reads the audio of the session's current activity too, if it is new. A far-end task calls
+   * this from its `onEnter`, before the session attaches the input to the task's activity,
+   * so no frame of a beep that comes as the task starts is missed (frames meanwhile wait in
+   * the input). Does nothing until `listenToAudio` was called.
+   */
+  follow(): void {
+    if (!this.tapped) return;
+    const activity = this.session._activity;
+    if (!activity || this.followed.has(activity)) return;
+    const stream = this.session._subscribeAudioStream();
+    if (!stream) return;
+    this.followed.add(activity);
+    void this.read(stream);
+  }
+
+  private readonly followed = new WeakSet<object>();
+
+  /** Reads one activity's branch of the input audio until it ends. */
+  private async read(stream: ReadableStream<AudioFrame>): Promise<void> {
+    const reader = stream.getReader();
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) return;
+        try {
+          this.onFrame(value);
+        } catch {
+          // analysis must never disturb the call
+        }
+      }
+    } catch {
+      // the activity closed its audio
+    } finally {
+      await reader.cancel().catch(() => undefined);
+    }
   }
 
   private detector: ToneDetector | undefined;
@@ -137,52 +186,6 @@ export class FarEnd {
     } else if (this.soundSince !== undefined && now - this.lastLoudAt > SOUND_GAP_MS) {
       this.soundSince = undefined;
     }
-  }
-}
-
-/**
- * A pass-through audio input: the session reads `inner`'s frames through it unchanged, and
- * each frame is shown to `onFrame` on the way (its errors never reach the pipeline).
- */
-class TappedAudioInput extends voice.AudioInput {
-  private readonly inner: voice.AudioInput;
-
-  constructor(inner: voice.AudioInput) {
-    super();
-    this.inner = inner;
-  }
-
-  /** Starts reading `inner` (its stream must be free: attach this input to the session first). */
-  start(onFrame: (frame: AudioFrame) => void): void {
-    const tap = new TransformStream<AudioFrame, AudioFrame>({
-      transform(frame, controller) {
-        controller.enqueue(frame);
-        try {
-          onFrame(frame);
-        } catch {
-          // analysis must never disturb the call's audio
-        }
-      },
-    });
-    const source = this.inner.stream as unknown as ReadableStream<AudioFrame>;
-    this.multiStream.addInputStream(source.pipeThrough(tap));
-  }
-
-  override setAttached(attached: boolean): void {
-    this.inner.setAttached(attached);
-  }
-
-  override onAttached(): void {
-    this.inner.onAttached();
-  }
-
-  override onDetached(): void {
-    this.inner.onDetached();
-  }
-
-  override async close(): Promise<void> {
-    await this.inner.close();
-    await super.close();
   }
 }
 

@@ -49,8 +49,8 @@ export interface VoicemailOptions {
   /** Which tones are the beep. */
   beep?: BeepOptions;
   /**
-   * A beep heard since this call-clock time counts (default: when leaveVoicemail starts); pass
-   * the answer time when the verdict came after the greeting's end.
+   * A beep heard since this call-clock time counts (default: when `callOut` saw the answer,
+   * else when leaveVoicemail starts): the beep may come before the greeting is transcribed.
    */
   since?: number;
   /** Hang up once the message has played (default true). */
@@ -87,7 +87,7 @@ class VoicemailTask extends FarEndTask<VoicemailResult> {
     }
     const farEnd = farEndOf(session);
     farEnd.listenToAudio();
-    const since = this.options.since ?? call.clock.now();
+    const since = this.options.since ?? farEnd.answeredAt ?? call.clock.now();
     const last = farEnd.lastTone;
     if (last && last.at >= since && this.isBeep(last)) {
       this.speak('beep', last);
