@@ -159,10 +159,18 @@ export class ReminderCall extends voice.Agent {
   }
 }
 
-/** Reads the appointment from a room job's metadata (the demo's when there is none). */
+/**
+ * Reads the appointment from a room job's metadata (JSON, see {@link appointmentSchema}); the
+ * demo's outside a room. A room job dispatched without one is refused: it must not call anyone.
+ */
 export function appointmentOf(setup?: CallSetup): Appointment {
-  if (!setup?.metadata) return DEMO_APPOINTMENT;
-  return appointmentSchema.parse(JSON.parse(setup.metadata));
+  if (setup?.metadata) return appointmentSchema.parse(JSON.parse(setup.metadata));
+  if (setup?.room) {
+    throw new Error(
+      'The reminder was dispatched without an appointment: pass {"patient","phone","when"} as the job metadata.',
+    );
+  }
+  return DEMO_APPOINTMENT;
 }
 
 /**

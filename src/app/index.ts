@@ -24,6 +24,8 @@ export {
 export {
   isMainModule,
   type RoomAgentOptions,
+  RoomDialer,
+  type RoomDialOptions,
   type RoomModule,
   type RoomServerOptions,
   RoomTransferer,

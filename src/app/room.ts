@@ -7,18 +7,22 @@ import {
   voice,
 } from '@livekit/agents';
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
-import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
+import { ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { callerNumber } from '../telephony/caller-id.js';
+import { farEndOf } from '../telephony/outbound/far-end.js';
+import { roomKeySender } from '../telephony/outbound/key-sender.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
 import type { CallModule, CallSetup } from './module.js';
+import { RoomDialer, type RoomDialOptions } from './room-dialer.js';
 import { RoomTransferer, type RoomTransferOptions, transferDefaults } from './room-transferer.js';
 
+export { RoomDialer, type RoomDialOptions } from './room-dialer.js';
 export { RoomTransferer, type RoomTransferOptions, transferDefaults } from './room-transferer.js';
 
 /** Options for {@link roomAgent}. */
@@ -49,6 +53,12 @@ export interface RoomAgentOptions {
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
   /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
+  /**
+   * Outbound calls: the job does not wait for a caller; the module dials (`setup.dialer`,
+   * LiveKit SIP) and the far end joins as `calleeIdentity`, which the call and RoomIO are bound
+   * to from the start. The job's metadata (who to call) is `setup.metadata`.
+   */
+  outbound?: RoomDialOptions;
 }
 
 /** A module, or a function that builds one per job (to open stores, read configuration). */
@@ -92,16 +102,22 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
     entry: async (ctx: JobContext) => {
       const mod = typeof module === 'function' ? await module(ctx) : module;
       await ctx.connect();
-      let caller: RemoteParticipant;
-      try {
-        caller = await waitForCaller(ctx.room, {
-          timeoutMs: options.waitForCallerMs,
-          clock: options.clock,
-        });
-      } catch (error) {
-        logRoom(undefined, 'warn', 'no caller: the job ends', { reason: messageOf(error) });
-        ctx.shutdown('no caller');
-        return;
+      const dialer = options.outbound ? new RoomDialer(ctx, options.outbound) : undefined;
+      let caller: Pick<RemoteParticipant, 'identity' | 'kind'>;
+      if (dialer) {
+        // Outbound: the far end is not here yet; the module dials it into this room.
+        caller = { identity: dialer.calleeIdentity, kind: ParticipantKind.SIP };
+      } else {
+        try {
+          caller = await waitForCaller(ctx.room, {
+            timeoutMs: options.waitForCallerMs,
+            clock: options.clock,
+          });
+        } catch (error) {
+          logRoom(undefined, 'warn', 'no caller: the job ends', { reason: messageOf(error) });
+          ctx.shutdown('no caller');
+          return;
+        }
       }
       const endRoom = options.endRoomOnClose !== false;
       let call: CallContext | undefined;
@@ -118,14 +134,17 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         // Bound before start, so a hang-up reaches the running task before the session closes.
         bindRoom(session, ctx.room, { callerIdentity: caller.identity });
         const transferer = new RoomTransferer(ctx, caller, options.transfer);
+        const number = dialer ? undefined : callerNumber(caller as RemoteParticipant);
+        if (dialer) farEndOf(session).keys = roomKeySender(ctx.room, { clock: options.clock });
         const instance = mod.createCall({
           session,
           room: ctx.room,
           callerIdentity: caller.identity,
-          callerNumber: callerNumber(caller),
+          ...(number ? { callerNumber: number } : {}),
           transferer: sessionTransferer(session, transferer),
           transferTo: defaults.to,
           transferMode: defaults.mode,
+          ...(dialer ? { dialer, metadata: ctx.job.metadata } : {}),
         });
         const ended = call;
         session.on(voice.AgentSessionEventTypes.Close, () => {

@@ -12,13 +12,15 @@ import { attachCall } from '../../../src/core/call.js';
 import { AgentSpeaker } from '../../../src/scenarios/audio/agent-speaker.js';
 import { CallerLine } from '../../../src/scenarios/audio/caller-line.js';
 import { localTts } from '../../../src/scenarios/audio/local-tts.js';
+import { RecordingKeySender } from '../../../src/telephony/outbound/key-sender.js';
+import { type IvrOutcome, navigateIvr } from '../../../src/telephony/outbound/navigator.js';
 import { type Pcm, synthesize } from '../../../src/testing/espeak.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/openai-server.js';
 import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
 import { CallerSpeech, speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { audioMissing } from '../../scenarios/helpers.js';
 import { MESSAGE, Reminder } from './helpers.js';
-import { soxMissing, voicemailAudio } from './sox.js';
+import { soxMissing, synth, voicemailAudio } from './sox.js';
 
 const missing = (await audioMissing()) ?? (await soxMissing());
 
@@ -42,7 +44,7 @@ describe.skipIf(missing)('calling out, by audio', () => {
   });
   afterAll(() => server?.close());
 
-  async function start(agent: Reminder) {
+  async function start(agent: voice.Agent) {
     const session = new voice.AgentSession({
       vad,
       stt: new openai.STT({
@@ -154,5 +156,37 @@ describe.skipIf(missing)('calling out, by audio', () => {
     expect(agent.answered).toMatchObject({ status: 'human', greeting: 'Hello?' });
     expect(agent.voicemail).toBeUndefined();
     expect(speaker.played).toEqual([]);
+  }, 60_000);
+
+  it('hold music (a chord, no words) is a wait; the person who then answers is reached', async () => {
+    class Hold extends voice.Agent {
+      route: IvrOutcome | undefined;
+      readonly keys = new RecordingKeySender();
+      override async onEnter() {
+        this.route = await navigateIvr(this.session, {
+          reach: 'billing',
+          keys: this.keys,
+          holdAfterMs: 2500,
+          useModel: false,
+        });
+      }
+    }
+    const agent = new Hold({ instructions: 'x' });
+    const { line, closed } = await start(agent);
+    await play(line, 'For billing, press 1.', await synthesize('For billing, press 1.'));
+    await until(() => agent.keys.sent.length > 0, closed);
+    await line.speak(await synth(5, ['sine', '330', 'sine', '415', 'sine', '494', 'vol', '0.3']));
+    const dana = 'Thanks for holding, this is Dana, how can I help?';
+    await play(line, dana, await synthesize(dana));
+    await until(() => agent.route !== undefined, closed);
+    expect(agent.keys.sent).toEqual(['1']);
+    expect(agent.route).toMatchObject({
+      status: 'human',
+      heard: dana,
+      path: [
+        { did: 'keys', value: '1' },
+        { did: 'waited', why: 'hold', heard: '(hold music)' },
+      ],
+    });
   }, 60_000);
 });
