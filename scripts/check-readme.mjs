@@ -101,7 +101,7 @@ try {
     );
     console.error(out.trim());
     console.error(
-      'check-readme: a README sample does not compile. Fix it, or mark it with a first line `// fragment`.',
+      'check-readme: a README or docs sample does not compile. Fix it, or mark it with a first line `// fragment`.',
     );
     process.exitCode = 1;
   } else {

@@ -49,6 +49,20 @@ export function startLogger(options: { level: string; pretty?: boolean }): void 
   maskLogOutput(log());
 }
 
+/**
+ * Masks the lines of the logger upstream already started in this process (a room worker's job
+ * process, whose logger upstream's CLI creates): see {@link maskLogOutput}. Does nothing when no
+ * logger exists yet; never throws.
+ */
+export function maskStartedLogger(): void {
+  if (!loggerOptions()) return;
+  try {
+    maskLogOutput(log());
+  } catch {
+    // no logger to mask
+  }
+}
+
 /** Marks a destination already wrapped by {@link maskLogOutput}. */
 const MASKED = Symbol.for('taskline.maskedLogDestination');
 

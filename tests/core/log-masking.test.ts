@@ -6,7 +6,7 @@
 import { initializeLogger, llm, log, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod/v4';
-import { startLogger } from '../../src/core/log.js';
+import { maskStartedLogger, startLogger } from '../../src/core/log.js';
 import {
   beginSecretCapture,
   clearSecrets,
@@ -88,6 +88,29 @@ describe('the logger taskline starts', () => {
     expect(text).not.toContain('nine three one seven');
     expect(text).toContain('"speech_id":"s1"');
     expect(text).toContain('my account is the blue one');
+  });
+});
+
+describe("a room worker's job process (its logger started by upstream's CLI)", () => {
+  it('masks what that logger writes once the room entry runs', async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
+      lines.push(String(chunk));
+      return true;
+    }) as never);
+    try {
+      // What upstream's job process does before it calls prewarm/entry.
+      initializeLogger({ pretty: false, level: 'debug' });
+      maskStartedLogger();
+      log().debug({ 'lk.pii.arguments': { card: CARD } }, 'Tool call execution finished');
+    } finally {
+      initializeLogger({ pretty: false, level: 'silent' });
+      spy.mockRestore();
+    }
+    const text = lines.join('');
+    expect(text).toContain('Tool call execution finished');
+    expect(text).not.toContain(CARD);
+    expect(text).toContain('1111');
   });
 });
 

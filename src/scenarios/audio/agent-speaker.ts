@@ -27,12 +27,14 @@ export class AgentSpeaker extends voice.AudioOutput {
   /** Every stretch of agent audio, in order. */
   readonly played: AgentAudio[] = [];
   /**
-   * Emits "start" with the AgentAudio when agent audio begins, "frame" with each frame played
-   * (not the frames of a cut segment still arriving), and "end" when a stretch ends.
+   * Emits "start" with the AgentAudio when agent audio begins, "frame" for each frame with
+   * when it plays (performance.now() time; not the frames of a cut segment still arriving),
+   * "cut" with the time agent audio was cut off, and "end" when a stretch ends.
    */
   readonly events = new EventEmitter<{
     start: [AgentAudio];
-    frame: [AudioFrame];
+    frame: [AudioFrame, number];
+    cut: [number];
     end: [AgentAudio];
   }>();
   private current: Playing | undefined;
@@ -59,8 +61,8 @@ export class AgentSpeaker extends voice.AudioOutput {
       this.onPlaybackStarted(Date.now());
       this.events.emit('start', this.current);
     }
+    this.events.emit('frame', frame, this.current.startedAt + this.current.durationMs);
     this.current.durationMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
-    this.events.emit('frame', frame);
   }
 
   override flush(): void {
@@ -95,6 +97,7 @@ export class AgentSpeaker extends voice.AudioOutput {
     segment.interrupted = interrupted;
     this.lastEnd = interrupted ? now : segment.startedAt + segment.durationMs;
     this.current = undefined;
+    if (interrupted) this.events.emit('cut', now);
     this.onPlaybackFinished({ playbackPosition: playedMs / 1000, interrupted });
     this.events.emit('end', segment);
   }

@@ -29,6 +29,7 @@ export { refusal } from './refusal.js';
 export {
   alternatives,
   approximately,
+  declined,
   invalid,
   isMatch,
   match,
