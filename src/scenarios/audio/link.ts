@@ -205,9 +205,41 @@ export class AudioLink {
     const side = await this.side(spec, spec.identity ?? 'callee', caller.identity);
     this.calleeSide = side;
     this.link(caller, side);
+    const ready = this.readyToBeHeard(side);
     await side.session.start({ agent: spec.agent });
     side.line.start();
+    await ready;
     return { status: 'answered', to, participantIdentity: side.identity };
+  }
+
+  /**
+   * Resolves when the far end is ready to be heard, as a phone is when it answers: its first
+   * audio plays, or it made no speech and stays quiet for {@link QUIET_ANSWER_MS}. Bounded by
+   * {@link ANSWER_WITHIN_MS}. On a loaded machine a bot's first TTS can take seconds after its
+   * session started; answering before then would count the machine's delay as the far end's
+   * silence after the answer.
+   */
+  private readyToBeHeard(side: Side): Promise<void> {
+    return new Promise((resolve) => {
+      const started = Date.now();
+      let speech = false;
+      const onSpeech = () => {
+        speech = true;
+      };
+      const finish = () => {
+        clearInterval(poll);
+        side.speaker.events.off('start', finish);
+        side.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+        resolve();
+      };
+      side.speaker.events.once('start', finish);
+      side.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+      const poll = setInterval(() => {
+        const waited = Date.now() - started;
+        if (waited > ANSWER_WITHIN_MS || side.closed) finish();
+        else if (!speech && waited > QUIET_ANSWER_MS) finish();
+      }, 50);
+    });
   }
 
   private async side(
@@ -281,8 +313,13 @@ export class AudioLink {
   }
 }
 
+/** A far end that made no speech this long after it started answers as a quiet line. */
+const QUIET_ANSWER_MS = 1_500;
+/** Longest a far end takes to answer (its first audio) before the dial resolves anyway. */
+const ANSWER_WITHIN_MS = 30_000;
+
 /** Longest a hang-up waits for the other side to hear the last words (see `afterHeard`). */
-const HEAR_LAST_WORDS_MS = 4_000;
+const HEAR_LAST_WORDS_MS = 15_000;
 
 function join(frames: readonly Int16Array[]): { samples: Int16Array; sampleRate: number } {
   const total = frames.reduce((n, f) => n + f.length, 0);
