@@ -48,7 +48,10 @@ export interface CallOutOptions extends DialRequest {
    * started with the answer, its verdict is taken unless the rules decided first.
    */
   detector?: AmdSource;
-  /** No words this long after the answer: `answered` (default 8,000 ms). */
+  /**
+   * No words this long after the answer (or after the last sound on the line, bounded by
+   * `maxDetectMs`): `answered` (default 8,000 ms).
+   */
   noSpeechMs?: number;
   /** Quiet this long after a greeting the rules cannot place settles it (default 3,000 ms). */
   decideAfterMs?: number;
@@ -129,22 +132,31 @@ class CallOutTask extends FarEndTask<CallOutOutcome> {
   private listenForVerdict(): void {
     const noSpeechMs = this.options.noSpeechMs ?? 8_000;
     const maxDetectMs = this.options.maxDetectMs ?? 30_000;
-    const noSpeech = this.timer(noSpeechMs, () =>
-      this.settle('answered', `no words within ${noSpeechMs} ms of the answer`),
-    );
-    this.onEnd(() => noSpeech.cancel());
+    const quiet = () => this.settle('answered', `no words within ${noSpeechMs} ms of the answer`);
+    let noSpeech: { cancel(): void } | undefined = this.timer(noSpeechMs, quiet);
+    this.onEnd(() => noSpeech?.cancel());
     this.timer(maxDetectMs, () =>
       this.settle('answered', `no clear verdict within ${maxDetectMs} ms of the answer`),
     );
     const session = this.agentSession!;
     const onState = (ev: voice.UserStateChangedEvent) => {
       if (ev.newState === 'speaking') {
-        noSpeech.cancel();
+        noSpeech?.cancel();
+        noSpeech = undefined;
         this.decide?.cancel();
       } else if (ev.oldState === 'speaking' && this.heard.length > 0) this.armDecide();
     };
     session.on(voice.AgentSessionEventTypes.UserStateChanged, onState);
     this.onEnd(() => session.off(voice.AgentSessionEventTypes.UserStateChanged, onState));
+    // Sound on the line that speech detection has not placed yet (it runs behind real time on
+    // a loaded machine) is not silence: "no words" counts from the last sound heard.
+    this.onEnd(
+      farEndOf(session).on('sound', () => {
+        if (!noSpeech || this.heard.length > 0) return;
+        noSpeech.cancel();
+        noSpeech = this.timer(noSpeechMs, quiet);
+      }),
+    );
     this.runDetector();
     // An utterance heard before the answer was reported (a fast line) is read now.
     if (this.heard.length > 0) this.read();

@@ -3,6 +3,7 @@
 // and what happens when the line drops. The simulated caller plays the far end: its words
 // are the far end's transcripts, its `tone` the beep the audio tap would report.
 import { afterEach, describe, expect, it } from 'vitest';
+import { farEndOf } from '../../../src/telephony/outbound/far-end.js';
 import type { SimulatedCaller } from '../../../src/testing/simulated-caller.js';
 import { MESSAGE, Reminder, startReminder } from './helpers.js';
 
@@ -57,6 +58,18 @@ describe('callOut: who answered', () => {
       status: 'answered',
       reason: 'no words within 5000 ms of the answer',
     });
+  });
+
+  it('sound on the line not yet placed as speech defers "no words"; the words then decide', async () => {
+    const agent = new Reminder({ call: { noSpeechMs: 5000 } });
+    caller = await startReminder(agent);
+    await caller.silence(4000);
+    // The audio tap heard sound that speech detection has not reported (it runs behind).
+    farEndOf(caller.session).heardSound(500);
+    await caller.silence(4000);
+    expect(agent.answered).toBeUndefined();
+    await caller.say('Hello?');
+    expect(agent.answered).toMatchObject({ status: 'human', greeting: 'Hello?' });
   });
 
   it.each([
