@@ -38,6 +38,8 @@ export {
 export {
   isMainModule,
   type RoomAgentOptions,
+  RoomDialer,
+  type RoomDialOptions,
   type RoomModule,
   type RoomServerOptions,
   RoomTransferer,

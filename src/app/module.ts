@@ -1,6 +1,7 @@
 import type { llm, voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import type { CheckpointStore } from '../flows/checkpoints/types.js';
+import type { Dialer } from '../telephony/outbound/dialer.js';
 import type { Transferer, TransferMode } from '../telephony/transfer.js';
 import type { Redispatch } from './guardian/protocol.js';
 
@@ -10,6 +11,7 @@ export type CallerAction =
   | { bargeIn: string }
   | { dtmf: string; gapMs?: number; mask?: boolean }
   | { silence: number }
+  | { tone: { hz: number; ms: number } }
   | { hangup: true };
 
 /** A running call's agent and a way to read its typed result once the call ends. */
@@ -46,6 +48,13 @@ export interface CallSetup {
   transferTo?: string;
   /** How the deployment transfers (`TASKLINE_TRANSFER_MODE`, default cold). */
   transferMode?: TransferMode;
+  /**
+   * How an outbound call is placed (LiveKit SIP from the room entry's `outbound` option;
+   * absent for inbound calls and in the terminal runner, where a module uses its demo dialer).
+   */
+  dialer?: Dialer;
+  /** The job's metadata as dispatched (for an outbound call: who to call and why). */
+  metadata?: string;
   /**
    * Where a module that checkpoints writes, when the runner provides a store (`taskline
    * test` passes one that records every write, for `checkpoint:` expectations).

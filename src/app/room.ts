@@ -7,7 +7,7 @@ import {
   voice,
 } from '@livekit/agents';
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
-import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
+import { ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
@@ -19,6 +19,8 @@ import {
   useTaskAwareTurns,
 } from '../tasks/turn-detector.js';
 import { callerNumber } from '../telephony/caller-id.js';
+import { farEndOf } from '../telephony/outbound/far-end.js';
+import { roomKeySender } from '../telephony/outbound/key-sender.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
 import {
@@ -29,8 +31,10 @@ import {
 } from './continuity.js';
 import { CallLimiter } from './limits.js';
 import type { CallModule, CallSetup } from './module.js';
+import { RoomDialer, type RoomDialOptions } from './room-dialer.js';
 import { RoomTransferer, type RoomTransferOptions, transferDefaults } from './room-transferer.js';
 
+export { RoomDialer, type RoomDialOptions } from './room-dialer.js';
 export { RoomTransferer, type RoomTransferOptions, transferDefaults } from './room-transferer.js';
 
 /** Options for {@link roomAgent}. */
@@ -79,6 +83,12 @@ export interface RoomAgentOptions {
    * continue (no `canResume`, or it said no). Default {@link DEFAULT_UNRESUMABLE_LINE}.
    */
   unresumableLine?: string;
+  /**
+   * Outbound calls: the job does not wait for a caller; the module dials (`setup.dialer`,
+   * LiveKit SIP) and the far end joins as `calleeIdentity`, which the call and RoomIO are bound
+   * to from the start. The job's metadata (who to call) is `setup.metadata`.
+   */
+  outbound?: RoomDialOptions;
   /**
    * End of turn for the default session: task-aware (default; options such as the app's
    * own turn-detector model as `fallback`, or the acknowledgement line), or `false` for
@@ -147,17 +157,23 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
           previousJob: identity.resumed.previousJob,
         });
       }
-      let caller: RemoteParticipant;
-      try {
-        caller = await waitForCaller(ctx.room, {
-          timeoutMs: options.waitForCallerMs,
-          clock: options.clock,
-        });
-      } catch (error) {
-        logRoom(undefined, 'warn', 'no caller: the job ends', { reason: messageOf(error) });
-        await leave('no caller');
-        ctx.shutdown('no caller');
-        return;
+      const dialer = options.outbound ? new RoomDialer(ctx, options.outbound) : undefined;
+      let caller: Pick<RemoteParticipant, 'identity' | 'kind'>;
+      if (dialer) {
+        // Outbound: the far end is not here yet; the module dials it into this room.
+        caller = { identity: dialer.calleeIdentity, kind: ParticipantKind.SIP };
+      } else {
+        try {
+          caller = await waitForCaller(ctx.room, {
+            timeoutMs: options.waitForCallerMs,
+            clock: options.clock,
+          });
+        } catch (error) {
+          logRoom(undefined, 'warn', 'no caller: the job ends', { reason: messageOf(error) });
+          await leave('no caller');
+          ctx.shutdown('no caller');
+          return;
+        }
       }
       const endRoom = options.endRoomOnClose !== false;
       let call: CallContext | undefined;
@@ -174,17 +190,20 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         // Bound before start, so a hang-up reaches the running task before the session closes.
         bindRoom(session, ctx.room, { callerIdentity: caller.identity });
         const transferer = new RoomTransferer(ctx, caller, options.transfer);
+        const number = dialer ? undefined : callerNumber(caller as RemoteParticipant);
+        if (dialer) farEndOf(session).keys = roomKeySender(ctx.room, { clock: options.clock });
         const setup: CallSetup = {
           session,
           room: ctx.room,
           callerIdentity: caller.identity,
-          callerNumber: callerNumber(caller),
+          ...(number ? { callerNumber: number } : {}),
           transferer: sessionTransferer(session, transferer),
           transferTo: defaults.to,
           transferMode: defaults.mode,
           callKey: identity.callKey,
           dispatchMetadata: identity.dispatchMetadata,
           ...(identity.resumed ? { resumed: identity.resumed } : {}),
+          ...(dialer ? { dialer, metadata: ctx.job.metadata } : {}),
         };
         const agent = (await canContinue(mod, setup, call))
           ? mod.createCall(setup).agent

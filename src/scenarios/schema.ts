@@ -179,6 +179,18 @@ export const turnSchema = z.union([
     ...turnExpect,
   }),
   z.strictObject({
+    tone: z
+      .strictObject({
+        hz: z.number().min(100).max(4000).meta({ description: 'Frequency in Hz.' }),
+        ms: z.number().min(20).max(10_000).meta({ description: 'Length in milliseconds.' }),
+      })
+      .meta({
+        description:
+          "The far end plays a steady tone (a voicemail's beep). Audio mode plays the sine wave; text mode reports it to the bot as the audio tap would.",
+      }),
+    ...turnExpect,
+  }),
+  z.strictObject({
     barge_in: z.string().min(1).meta({ description: 'The caller speaks over the agent.' }),
     after: duration.optional().meta({
       description: "Audio mode: start this long after the agent's prompt starts (default 500ms).",

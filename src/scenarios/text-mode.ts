@@ -77,7 +77,8 @@ class TextDriver implements CallDriver {
         ...(turn.gap !== undefined ? { gapMs: durationMs(turn.gap) } : {}),
         ...(turn.mask !== undefined ? { mask: turn.mask } : {}),
       });
-    } else await c.silence(durationMs(turn.silence));
+    } else if ('tone' in turn) await c.tone(turn.tone.hz, turn.tone.ms);
+    else await c.silence(durationMs(turn.silence));
     const answered = this.firstAgentLineAt;
     return {
       ...(answered !== undefined ? { latencyMs: answered - startedAt } : {}),

@@ -3,6 +3,7 @@ import type { CallerAction } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
+import { farEndOf } from '../telephony/outbound/far-end.js';
 import { isSessionClosing } from '../upstream/internals.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
@@ -17,10 +18,11 @@ export interface TranscriptLine {
   role: 'agent' | 'caller';
   text: string;
   /**
-   * How the line arrived: speech (or typed text), keypad, silence, or the end of the call
-   * (`hangup`: the caller's "(hangs up)" or the bot's "(ends the call)").
+   * How the line arrived: speech (or typed text), keypad, silence, a tone (a voicemail's
+   * beep), or the end of the call (`hangup`: the caller's "(hangs up)" or the bot's "(ends
+   * the call)").
    */
-  via: 'speech' | 'dtmf' | 'silence' | 'hangup';
+  via: 'speech' | 'dtmf' | 'silence' | 'tone' | 'hangup';
   /** Clock time of the line. */
   at: number;
   /**
@@ -235,6 +237,23 @@ export class SimulatedCaller {
     await this.clock.advance(ms, () => this.settle());
   }
 
+  /**
+   * The far end plays a steady tone (a voicemail's beep) for `durationMs` of virtual time;
+   * the bot hears it when it ends, as a room's audio would report it.
+   */
+  async tone(hz: number, durationMs: number): Promise<void> {
+    this.assertOpen('tone');
+    this.record({
+      role: 'caller',
+      text: `(tone ${hz} Hz, ${durationMs} ms)`,
+      via: 'tone',
+      at: this.clock.now(),
+    });
+    await this.clock.advance(durationMs, () => this.settle());
+    farEndOf(this.session).heardTone({ hz, durationMs });
+    await this.settle();
+  }
+
   /** The caller hangs up; resolves when the session has closed. */
   async hangup(): Promise<void> {
     if (this.closed) return;
@@ -255,6 +274,7 @@ export class SimulatedCaller {
       else if ('bargeIn' in action) await this.bargeIn(action.bargeIn);
       else if ('dtmf' in action) await this.dtmf(action.dtmf, action);
       else if ('silence' in action) await this.silence(action.silence);
+      else if ('tone' in action) await this.tone(action.tone.hz, action.tone.ms);
       else if ('hangup' in action) await this.hangup();
       else
         throw new TasklineError(

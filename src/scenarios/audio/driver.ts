@@ -190,9 +190,34 @@ export class AudioDriver implements CallDriver {
         this.stopHints = applyRecognizerHints(this.call, promptHints(stt as PromptableStt));
       }
     }
+    let spoke = false;
+    const onSpeech = () => {
+      spoke = true;
+    };
+    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     await this.session.start({ agent });
     this.line.start();
-    await this.afterTurn(performance.now(), first);
+    const since = performance.now();
+    // An outbound bot speaks second: it dials, then listens. When it has said nothing and
+    // waits for the far end (quietly, for `quietMs`), the first turn starts at once instead
+    // of after `answerWithinMs` of waiting for a greeting.
+    let listeningSince: number | undefined;
+    await this.until(() => {
+      if (this.closed || this.speaker.played.some((p) => p.startedAt >= since)) return true;
+      const listening =
+        !spoke &&
+        this.call.isWaitingForCaller &&
+        IDLE.has(this.session.agentState) &&
+        !this.speaker.playing;
+      const now = performance.now();
+      listeningSince = listening ? (listeningSince ?? now) : undefined;
+      return (
+        (listeningSince !== undefined && now - listeningSince >= this.quietMs) ||
+        now - since >= this.answerWithinMs
+      );
+    }, 'the agent to greet or to listen');
+    this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    if (spoke || this.speaker.played.length > 0) await this.afterTurn(since, first);
   }
 
   async perform(turn: TurnSpec, _index: number, next: TurnSpec | undefined): Promise<TurnMeasure> {
@@ -220,6 +245,9 @@ export class AudioDriver implements CallDriver {
         turn.gap === undefined ? 250 : durationMs(turn.gap),
         turn.mask,
       );
+      this.lastSpeechEndedAt = undefined;
+    } else if ('tone' in turn) {
+      endedAt = await this.tone(turn.tone.hz, turn.tone.ms);
       this.lastSpeechEndedAt = undefined;
     } else {
       const ms = durationMs(turn.silence);
@@ -333,6 +361,21 @@ export class AudioDriver implements CallDriver {
     this.closeHandlers.push(fn);
   }
 
+  /** Plays a sine tone (a voicemail's beep) on the line; resolves when its last sample was sent. */
+  private async tone(hz: number, ms: number): Promise<number> {
+    const rate = this.line.sampleRate;
+    const samples = new Int16Array(Math.round((rate * ms) / 1000));
+    for (let i = 0; i < samples.length; i++) {
+      samples[i] = Math.round(0.3 * 32767 * Math.sin((2 * Math.PI * hz * i) / rate));
+    }
+    this.note(`(tone ${hz} Hz, ${ms} ms)`, 'tone');
+    const played = await this.bounded(
+      this.line.speak({ samples, sampleRate: rate }),
+      'the tone to play',
+    );
+    return played.endedAt;
+  }
+
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */
   private async press(keys: string, gapMs: number, mask: boolean | undefined): Promise<number> {
     const shown = (mask ?? this.call.expectsSecret) ? '*'.repeat(keys.length) : keys;
@@ -378,6 +421,8 @@ export class AudioDriver implements CallDriver {
    * Returns when the first agent audio after `since` started, if any.
    */
   private async afterTurn(since: number, next: TurnSpec | undefined): Promise<number | undefined> {
+    // A tone is the far end's recording going on (a voicemail's beep): it never waits for the bot.
+    if (next && typeof next !== 'string' && 'tone' in next) return undefined;
     const firstAudioAfter = () => this.speaker.played.find((p) => p.startedAt >= since)?.startedAt;
     const deadline = performance.now() + this.answerWithinMs;
     await this.until(

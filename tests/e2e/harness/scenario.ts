@@ -111,6 +111,10 @@ async function perform(call: TestCaller, turn: TurnSpec): Promise<void> {
     await new Promise((r) => setTimeout(r, durationMs(turn.silence)));
     return;
   }
+  if ('tone' in turn) {
+    // A far end's recording (a voicemail's beep) is played in text and audio mode only.
+    throw new Error('a tone turn cannot be played by a room caller (run it with taskline test)');
+  }
   return call.say(turn.barge_in);
 }
 

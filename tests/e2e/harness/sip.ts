@@ -308,9 +308,14 @@ export class SipPhone {
     this.command('dial', uri);
   }
 
-  /** Hangs up the current call (a BYE). */
+  /** Hangs up the current call (a BYE); a call still ringing is rejected (486 Busy Here). */
   hangup(): void {
     this.command('hangup');
+  }
+
+  /** Answers the call ringing now (for a phone without `answer: true`). */
+  accept(): void {
+    this.command('accept');
   }
 
   /**

@@ -104,6 +104,8 @@ export function e2eServerOptions(fileUrl: string, agentName: string): ServerOpti
   options.loadFunc = async (server) => Math.min(1, server.activeJobs.length / JOBS_PER_WORKER);
   options.loadThreshold = 1;
   options.numIdleProcesses = 1;
+  // A job process loads Silero's model and the worker's TypeScript before it reports ready:
+  // on a loaded 2-core machine that takes longer than upstream's 10 s bound.
   options.initializeProcessTimeout = 60_000;
   options.host = '127.0.0.1';
   options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
