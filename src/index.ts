@@ -32,8 +32,8 @@ export {
   type InputModality,
 } from './core/call.js';
 export type { Clock, TimerHandle } from './core/clock.js';
-export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
+export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
 /** The deep agent and its tools: files, todos, execution, skills; also `taskline/deep-agent`. */
 export * as deepAgent from './deep-agent/index.js';
 /** TaskManager, sub-agents, delegation records, bus and API; also `taskline/delegation`. */

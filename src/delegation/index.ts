@@ -53,6 +53,7 @@ export {
   ResultSchemaRegistry,
   type ResultSubmission,
 } from './constraints.js';
+export { type DeliverAt } from './floor.js';
 export {
   type ExpiredStage,
   type ExpiryChecker,

@@ -36,6 +36,8 @@ export interface TaskState {
   waiter: boolean;
   /** Delivery was taken (inline answer, tool final, announcement, or none). */
   claimed: boolean;
+  /** The host's line for this task's result (see StartTaskOptions.resultLine). */
+  resultLine: ((task: TaskSnapshot) => string | undefined) | undefined;
   origin: voice.RunContext<unknown> | undefined;
   foreground: ((signal: AbortSignal) => Promise<unknown>) | undefined;
   model: llm.LLM | undefined;
@@ -64,6 +66,8 @@ export interface CreateRequest {
   parentId?: string;
   origin: TaskSnapshot['origin'];
   notify: boolean;
+  /** Words to say when the result is delivered, instead of a reply the model words. */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
 }
 
 /** A tool error the model can read, for a TasklineError; anything else unchanged. */
@@ -163,6 +167,7 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     notify: req.notify,
     waiter: false,
     claimed: !req.notify,
+    resultLine: req.resultLine,
     origin,
     foreground: undefined,
     model,
