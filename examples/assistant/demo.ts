@@ -3,7 +3,7 @@
  * for `npx taskline run examples/assistant` with no API key and for tests. Only this file
  * imports the testing kit; the bot (`index.ts`) and its room entry do not.
  */
-import type { CallerAction, Clock } from 'taskline';
+import type { CallerTurn, Clock } from 'taskline';
 import { ScriptedLLM } from 'taskline/testing';
 import { type AssistantCall, createAssistantCall, toCallInstance } from './index.js';
 
@@ -106,9 +106,9 @@ export function createScriptedCall(): AssistantCall {
 export const createCall = () => toCallInstance(createScriptedCall());
 
 /** The demo caller: asks a policy question, adds a todo while the answer is researched. */
-export const demoScript: CallerAction[] = [
+export const demoScript: CallerTurn[] = [
   { say: `Hi! ${QUESTION}` },
   { say: 'Thanks. While you look, add "call the bank" to my todo list.' },
-  { silence: 1_000 },
+  { silence: '1s' },
   { say: "Great, that's all." },
 ];

@@ -2,7 +2,7 @@
  * The concierge demo: the scripted model and the demo caller, for `npx taskline run
  * examples/concierge` with no API key and for tests. Only this file imports the testing kit.
  */
-import type { CallerAction } from 'taskline';
+import type { CallerTurn } from 'taskline';
 import { ScriptedLLM } from 'taskline/testing';
 
 /** The notes the scripted concierge writes about the demo guest. */
@@ -58,7 +58,7 @@ export function scriptedConcierge(): ScriptedLLM {
 export const createScriptedModel = scriptedConcierge;
 
 /** The demo caller. */
-export const demoScript: CallerAction[] = [
+export const demoScript: CallerTurn[] = [
   { say: "Hi, it's Sam in room 1204. I'm vegetarian, please remember that." },
   {
     say: 'Dinner at the Grill was 120 dollars for four of us. What does each of us pay with a 20 percent tip?',

@@ -16,6 +16,7 @@ export {
 export {
   type CallDemo,
   type CallerAction,
+  type CallerTurn,
   type CallInstance,
   type CallModule,
   type CallSetup,

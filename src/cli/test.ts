@@ -11,12 +11,14 @@ import { parseArgs } from 'node:util';
 import { isTasklineError, TasklineError } from '../core/errors.js';
 
 /** The help text of `taskline test`. */
-export const TEST_USAGE = `usage: taskline test [paths…] [--audio] [--junit FILE] [--jobs N] [--timeout SECONDS]
+export const TEST_USAGE = `usage: taskline test [paths…] [--audio] [--transcript] [--junit FILE] [--jobs N] [--timeout SECONDS]
 
   paths           scenario files or folders searched for *.scenario.yaml (default: .)
   --audio         run through the real audio pipeline: espeak-ng speech, Silero VAD,
                   barge-in as overlapping audio, keys as DTMF while the agent talks
                   (needs espeak-ng: apt-get install espeak-ng)
+  --transcript    print the transcript of every scenario, passing ones too (a failing
+                  one always shows its transcript)
   --junit FILE    also write the results as JUnit XML to FILE
   --jobs N        worker processes (default: 1 per 16 text scenarios, the cores with
                   --audio; at most ${availableParallelism()} here); 1 runs them in this process
@@ -39,7 +41,13 @@ found, 2 bad usage.`;
 
 /** Runs `taskline test`; returns the exit code. */
 export async function testMain(args: string[]): Promise<number> {
-  let values: { audio?: boolean; junit?: string; jobs?: string; timeout?: string };
+  let values: {
+    audio?: boolean;
+    transcript?: boolean;
+    junit?: string;
+    jobs?: string;
+    timeout?: string;
+  };
   let paths: string[];
   let jobs: number | undefined;
   let timeoutMs: number | undefined;
@@ -50,6 +58,7 @@ export async function testMain(args: string[]): Promise<number> {
       strict: true,
       options: {
         audio: { type: 'boolean' },
+        transcript: { type: 'boolean' },
         junit: { type: 'string' },
         jobs: { type: 'string', short: 'j' },
         timeout: { type: 'string' },
@@ -106,7 +115,10 @@ export async function testMain(args: string[]): Promise<number> {
     audio: values.audio === true,
     ...(jobs !== undefined ? { jobs } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    onReport: (r) => process.stdout.write(`${report.formatScenario(r).join('\n')}\n`),
+    onReport: (r) => {
+      const lines = report.formatScenario(r, process.cwd(), { transcript: values.transcript });
+      process.stdout.write(`${lines.join('\n')}\n`);
+    },
   });
   if (values.audio) {
     process.stdout.write(`${report.formatLatencies(reports, 'audio: ').join('\n')}\n`);

@@ -130,7 +130,8 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
   return { path, message: issue.message };
 }
 
-function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
+/** What is wrong with a caller turn, in one sentence (for files other than scenarios too). */
+export function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
   const shapes = 'a turn is one of: say: "…", keys: "123#", silence: 8s, barge_in: "…", hangup';
   if (typeof turn === 'string') return { message: `"${turn}" is not a turn; ${shapes}` };
   if (typeof turn !== 'object' || turn === null || Array.isArray(turn)) {

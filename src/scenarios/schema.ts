@@ -4,17 +4,9 @@
  * (`scenario.schema.json`), and the runner's types are inferred from it.
  */
 import { z } from 'zod/v4';
+import { DURATION_PATTERN as DURATION } from '../core/duration.js';
 
-const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m)$/;
-
-/** Milliseconds from "800ms", "8s", "1.5s", "2m" or a plain number of milliseconds. */
-export function durationMs(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const m = DURATION.exec(value.trim());
-  const unit = m?.[2];
-  const amount = Number(m?.[1]);
-  return unit === 'm' ? amount * 60_000 : unit === 's' ? amount * 1000 : amount;
-}
+export { durationMs } from '../core/duration.js';
 
 const duration = z
   .union([

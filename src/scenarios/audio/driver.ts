@@ -9,6 +9,7 @@ import { voice } from '@livekit/agents';
 import { attachCall, type CallContext } from '../../core/call.js';
 import { TasklineError } from '../../core/errors.js';
 import { synthesize } from '../../testing/espeak.js';
+import { agentListening } from '../../testing/listening.js';
 import type { TranscriptLine } from '../../testing/simulated-caller.js';
 import type { CallerSpeech } from '../../testing/speech-endpoints.js';
 import type { CallDriver, TurnMeasure } from '../driver.js';
@@ -198,11 +199,13 @@ export class AudioDriver implements CallDriver {
     let quietSince: number | undefined;
     await this.until(() => {
       if (this.closed) return true;
+      // Listening, not merely silent: an onEnter still at work (a store opening before a
+      // flow) has not handed the turn over, however long the pause (see agentListening).
       const still =
         !this.speaker.playing &&
         !this.line.speaking &&
-        !this.call.isBusy &&
         IDLE.has(this.session.agentState) &&
+        agentListening(this.session, this.call) &&
         this.session.userState !== 'speaking';
       const now = performance.now();
       if (!still) quietSince = undefined;
