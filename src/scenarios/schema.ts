@@ -39,7 +39,7 @@ export const expectationSchema = z
     never_said: texts.optional().meta({ description: 'None may match any agent line.' }),
     outcome: z.unknown().optional().meta({
       description:
-        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element).",
+        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element; { $exists: false } for a key that must be absent, { $exists: true } for one that must be there).",
     }),
     tool_called: z.union([toolCall, z.array(toolCall).min(1)]).optional(),
     no_model_call_during: z
