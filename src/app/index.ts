@@ -24,6 +24,7 @@ export {
 } from './module.js';
 export {
   isMainModule,
+  phoneLineOptions,
   type RoomAgentOptions,
   type RoomModule,
   type RoomServerOptions,

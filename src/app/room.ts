@@ -7,7 +7,7 @@ import {
   voice,
 } from '@livekit/agents';
 import type { TTSVoices } from '@livekit/agents-plugin-openai';
-import { type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
+import { ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@livekit/rtc-node';
 import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
@@ -29,9 +29,13 @@ export interface RoomAgentOptions {
   voice?: TTSVoices;
   /**
    * Builds each call's session. Default: Silero VAD (loaded once per worker process in
-   * prewarm) with OpenAI speech-to-text, chat model and text-to-speech.
+   * prewarm) with OpenAI speech-to-text, chat model and text-to-speech, and what a phone
+   * line needs for a SIP caller (see {@link phoneLineOptions}; spread it into your own).
    */
-  createSession?: (ctx: JobContext) => voice.AgentSession | Promise<voice.AgentSession>;
+  createSession?: (
+    ctx: JobContext,
+    caller: RemoteParticipant,
+  ) => voice.AgentSession | Promise<voice.AgentSession>;
   /** How callers are handed to a person (SIP; environment defaults). */
   transfer?: RoomTransferOptions;
   /**
@@ -108,8 +112,8 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
       let session: voice.AgentSession;
       try {
         session = options.createSession
-          ? await options.createSession(ctx)
-          : await defaultSession(ctx, options);
+          ? await options.createSession(ctx, caller)
+          : await defaultSession(ctx, options, caller);
         call = attachCall(session, {
           callId: ctx.job.id || undefined,
           callerIdentity: caller.identity,
@@ -215,20 +219,41 @@ function lingerUntilTheCallEnds(ctx: JobContext, clock: Clock): void {
   if ([...room.remoteParticipants.values()].filter(isCallerKind).length < 2) leaveSoon();
 }
 
+/**
+ * Session options a caller's line needs. A phone (SIP) caller: no acoustic echo warm-up.
+ * Upstream ignores the caller for the first `aecWarmupDuration` (3 s) of the agent's first
+ * speech, so a browser's echo canceller can settle; it keeps that for inbound SIP calls,
+ * where a phone caller who answers the greeting at once (a key word, "agent") would not be
+ * heard. A phone line has no loudspeaker echo at the agent's end (handsets and carriers
+ * cancel their own), so the warm-up is off. Other callers: upstream's defaults.
+ */
+export function phoneLineOptions(
+  caller: Pick<RemoteParticipant, 'kind'>,
+): Partial<voice.AgentSessionOptions> {
+  return caller.kind === ParticipantKind.SIP ? { aecWarmupDuration: null } : {};
+}
+
 async function defaultSession(
   ctx: JobContext,
   options: RoomAgentOptions,
+  caller: RemoteParticipant,
 ): Promise<voice.AgentSession> {
   const openai = await loadOptional(
     () => import('@livekit/agents-plugin-openai'),
     '@livekit/agents-plugin-openai',
     'speech and the model in a room (roomAgent)',
   );
+  // The key is read per call: the plugin's defaults read it once, when it is imported.
+  const apiKey = process.env.OPENAI_API_KEY;
   return new voice.AgentSession({
+    ...phoneLineOptions(caller),
     vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
-    stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false }),
-    llm: new openai.LLM({ model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini' }),
-    tts: new openai.TTS({ voice: options.voice ?? 'alloy' }),
+    stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false, apiKey }),
+    llm: new openai.LLM({
+      model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+      apiKey,
+    }),
+    tts: new openai.TTS({ voice: options.voice ?? 'alloy', apiKey }),
   });
 }
 

@@ -15,10 +15,10 @@ import { TasklineError } from '../core/errors.js';
 import { logLevelFromEnv } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { SessionFailures } from '../core/session-failures.js';
-import { formatLine } from '../testing/expect.js';
-import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
 import { explainTurn, parseScenario } from '../scenarios/load.js';
 import { turnSchema } from '../scenarios/schema.js';
+import { formatLine } from '../testing/expect.js';
+import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
 
 /** Options of `taskline run`. */
 export interface RunOptions {
@@ -246,7 +246,8 @@ export function readScript(path: string): CallerScript {
     return { turns: parseScenario(text, path).spec.turns };
   }
   const shape = `a scenario file (turns: [...]) or a list of caller turns: ${TURN_SHAPES}`;
-  if (!Array.isArray(data)) throw new TasklineError('invalid_argument', `${path} must be ${shape}.`);
+  if (!Array.isArray(data))
+    throw new TasklineError('invalid_argument', `${path} must be ${shape}.`);
   if (data.some(isCallerAction)) return readActions(path, data);
   const turns = data.map((turn, index) => {
     const checked = turnSchema.safeParse(turn);

@@ -53,7 +53,6 @@ export {
   ResultSchemaRegistry,
   type ResultSubmission,
 } from './constraints.js';
-export { type DeliverAt } from './floor.js';
 export {
   type ExpiredStage,
   type ExpiryChecker,
@@ -61,6 +60,7 @@ export {
   expireOverdue,
   startExpiryChecker,
 } from './expiry.js';
+export type { DeliverAt } from './floor.js';
 export { type StartTaskOptions, TaskManager, type TaskManagerOptions } from './manager.js';
 export { MemoryDelegationStore, type MemoryDelegationStoreOptions } from './memory-store.js';
 export {

@@ -73,7 +73,9 @@ export function firstMismatch(actual: unknown, expected: unknown, path = ''): st
   const exists = existsOperator(expected);
   if (exists !== undefined) {
     if ((actual !== undefined) === exists) return undefined;
-    return exists ? `${here}: expected a value, got nothing` : `${here}: expected nothing, got ${show(actual)}`;
+    return exists
+      ? `${here}: expected a value, got nothing`
+      : `${here}: expected nothing, got ${show(actual)}`;
   }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `${here}: expected a list, got ${show(actual)}`;

@@ -7,7 +7,7 @@
  * returned — an `onEnter` that still awaits something (a store opening before its flow starts)
  * has not handed the turn to the caller yet.
  */
-import { voice } from '@livekit/agents';
+import type { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 
 const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
@@ -32,9 +32,7 @@ function current(session: voice.AgentSession): voice.Agent | undefined {
  * tests/upstream/on_enter_task.test.ts.
  */
 export function runningOnEnter(session: voice.AgentSession): OnEnterTask | undefined {
-  const agent = current(session) as
-    | { _agentActivity?: { _onEnterTask?: OnEnterTask } }
-    | undefined;
+  const agent = current(session) as { _agentActivity?: { _onEnterTask?: OnEnterTask } } | undefined;
   const task = agent?._agentActivity?._onEnterTask;
   return task && !task.done ? task : undefined;
 }

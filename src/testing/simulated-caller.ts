@@ -1,14 +1,13 @@
 import { type llm as lkllm, voice } from '@livekit/agents';
 import { type CallerAction, type CallerTurn, toCallerTurn } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
+import { durationMs } from '../core/duration.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
 import { agentListening, runningOnEnter } from './listening.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
-
-import { durationMs } from '../core/duration.js';
 
 export type { CallerAction, CallerTurn };
 

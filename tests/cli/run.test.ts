@@ -87,7 +87,9 @@ describe('taskline run', () => {
       warn: (line) => warnings.push(line),
     });
     expect(out.lines).toContain('caller: [keys ****]');
-    expect(out.lines).toContain('agent: Your balance is $1,234.56. Thank you for calling. Goodbye.');
+    expect(out.lines).toContain(
+      'agent: Your balance is $1,234.56. Thank you for calling. Goodbye.',
+    );
     expect(result).toMatchObject({ outcome: 'balance_read' });
     expect(warnings).toEqual([]);
     const turns = tempFile(

@@ -84,9 +84,7 @@ describe('taskline test', () => {
   it('prints the transcript of a passing scenario with --transcript', async () => {
     const r = await taskline(['test', good, '--transcript']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(
-      '      transcript:\n        agent: Welcome to Taskline Bank.',
-    );
+    expect(r.stdout).toContain('      transcript:\n        agent: Welcome to Taskline Bank.');
     expect(r.stdout).toContain(
       '        caller: [keys 3]\n        agent: Please hold while I transfer you to a colleague.',
     );

@@ -4,10 +4,10 @@
 // tool-less agent around it. Nothing in the bot has to declare anything.
 import { voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
-import { agentListening } from '../../src/testing/listening.js';
 import { flow } from '../../src/flows/builder.js';
 import { yesNo } from '../../src/tasks/prebuilt.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
+import { agentListening } from '../../src/testing/listening.js';
 
 let caller: SimulatedCaller | undefined;
 afterEach(async () => {
