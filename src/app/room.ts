@@ -3,6 +3,7 @@ import {
   defineAgent,
   type JobContext,
   type JobProcess,
+  loggerOptions,
   ServerOptions,
   voice,
 } from '@livekit/agents';
@@ -12,7 +13,7 @@ import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine } from '../core/log.js';
-import { loadOptional } from '../core/optional.js';
+import { isInstalled, loadOptional, OPTIONAL_PACKAGES } from '../core/optional.js';
 import { callerNumber } from '../telephony/caller-id.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
@@ -58,6 +59,43 @@ export interface RoomAgentOptions {
 /** A module, or a function that builds one per job (to open stores, read configuration). */
 export type RoomModule = CallModule | ((ctx: JobContext) => CallModule | Promise<CallModule>);
 
+/** The plugins the default session (no `createSession`) is built from. */
+const ROOM_PLUGINS = ['@livekit/agents-plugin-openai', '@livekit/agents-plugin-silero'] as const;
+
+/** Agents defined in this process whose sessions are built from {@link ROOM_PLUGINS}. */
+let pluginSessionAgents = 0;
+
+/**
+ * The plugins a room worker of this process needs but cannot find (none when every
+ * `roomAgent` brings its own sessions with `createSession`). `isThere` is for tests.
+ */
+export function missingRoomPlugins(
+  isThere: (pkg: string) => boolean = (pkg) => isInstalled(pkg),
+): string[] {
+  if (pluginSessionAgents === 0) return [];
+  return ROOM_PLUGINS.filter((pkg) => !isThere(pkg));
+}
+
+/** The `missing_dependency` error naming every package missing and how to install them. */
+function missingPlugins(missing: readonly string[]): TasklineError {
+  const specs = missing.map((p) => `${p}@"${OPTIONAL_PACKAGES[p as keyof typeof OPTIONAL_PACKAGES]}"`);
+  const names = missing.map((p) => `"${p}"`).join(' and ');
+  return new TasklineError(
+    'missing_dependency',
+    `${missing.length > 1 ? 'The packages' : 'The package'} ${names} ${missing.length > 1 ? 'are' : 'is'} needed for speech and voice activity detection in a room (roomAgent without createSession) but not installed. Install ${missing.length > 1 ? 'them' : 'it'} in your app: npm install ${specs.join(' ')}`,
+    { packages: [...missing] },
+  );
+}
+
+/** Says `error` at error level: through the process logger, or on stderr before there is one. */
+function sayError(error: TasklineError): void {
+  if (loggerOptions()) {
+    logLine('taskline.room', 'error', error.message, { code: error.code });
+  } else {
+    process.stderr.write(`taskline: error: ${error.message}\n`);
+  }
+}
+
 /** After a warm transfer, how long the job waits for the room to close once a party left. */
 const WARM_LINGER_MS = 10_000;
 
@@ -83,15 +121,22 @@ function logRoom(
  */
 export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   const defaults = transferDefaults(options.transfer);
+  if (!options.createSession) pluginSessionAgents += 1;
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
       if (options.createSession) return;
-      const silero = await loadOptional(
-        () => import('@livekit/agents-plugin-silero'),
-        '@livekit/agents-plugin-silero',
-        'voice activity detection in a room (roomAgent)',
-      );
-      proc.userData.vad = await silero.VAD.load();
+      try {
+        const silero = await loadOptional(
+          () => import('@livekit/agents-plugin-silero'),
+          '@livekit/agents-plugin-silero',
+          'voice activity detection in a room (roomAgent)',
+        );
+        proc.userData.vad = await silero.VAD.load();
+      } catch (error) {
+        // Upstream logs a failed prewarm at debug level only (and starts another process).
+        if (error instanceof TasklineError) sayError(error);
+        throw error;
+      }
     },
     entry: async (ctx: JobContext) => {
       const mod = typeof module === 'function' ? await module(ctx) : module;
@@ -273,9 +318,19 @@ export interface RoomServerOptions {
 
 /**
  * Upstream `ServerOptions` for a worker file whose default export is a {@link roomAgent}:
- * `cli.runApp(roomServerOptions(import.meta.url, { agentName: 'bank-line' }))`.
+ * `cli.runApp(roomServerOptions(import.meta.url, { agentName: 'bank-line' }))`. Checks first,
+ * before the worker registers, that the plugins a `roomAgent` without `createSession` needs
+ * are installed: if not, it says so at error level and throws `missing_dependency` (the
+ * process exits non-zero) instead of a worker whose job processes fail one after another.
  */
 export function roomServerOptions(fileUrl: string, options: RoomServerOptions): ServerOptions {
+  const missing = missingRoomPlugins();
+  if (missing.length > 0) {
+    const error = missingPlugins(missing);
+    sayError(error);
+    process.exitCode = 1;
+    throw error;
+  }
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(options.agentName)) {
     throw new TasklineError(
       'invalid_argument',
