@@ -78,7 +78,9 @@ export function missingRoomPlugins(
 
 /** The `missing_dependency` error naming every package missing and how to install them. */
 function missingPlugins(missing: readonly string[]): TasklineError {
-  const specs = missing.map((p) => `${p}@"${OPTIONAL_PACKAGES[p as keyof typeof OPTIONAL_PACKAGES]}"`);
+  const specs = missing.map(
+    (p) => `${p}@"${OPTIONAL_PACKAGES[p as keyof typeof OPTIONAL_PACKAGES]}"`,
+  );
   const names = missing.map((p) => `"${p}"`).join(' and ');
   return new TasklineError(
     'missing_dependency',
