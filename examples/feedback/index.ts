@@ -19,7 +19,8 @@ import { z } from 'zod';
 
 const consent = yesNo({
   name: 'consent',
-  question: 'Hi, this is Taskline Delivery about your order today. Do you have a minute for a few quick questions?',
+  question:
+    'Hi, this is Taskline Delivery about your order today. Do you have a minute for a few quick questions?',
 });
 const rating = number({
   name: 'rating',
@@ -29,7 +30,11 @@ const rating = number({
   integer: true,
   keypad: true,
 });
-const improve = freeText({ name: 'comment', question: 'What could we have done better?', maxChars: 300 });
+const improve = freeText({
+  name: 'comment',
+  question: 'What could we have done better?',
+  maxChars: 300,
+});
 const callbackNumber = phone({
   name: 'callback',
   question: 'Which number can our team call you back on?',
@@ -138,7 +143,10 @@ export function createFeedbackCall(
   const desk = options.desk ?? new HelpDesk();
   const model =
     options.complaintsModel ??
-    new openai.LLM({ model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini', apiKey: process.env.OPENAI_API_KEY });
+    new openai.LLM({
+      model: process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+      apiKey: process.env.OPENAI_API_KEY,
+    });
   const complaints = new TaskManager({ subagents: [complaintsAgent(desk, model)] });
   const agent = new FeedbackCall(complaints);
   return {

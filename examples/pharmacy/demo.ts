@@ -20,7 +20,8 @@ export function pharmacyModel(): ScriptedLLM {
   return new ScriptedLLM({
     respond: (req) => {
       const said = req.lastUserText?.toLowerCase() ?? '';
-      const key = req.agentId === mainMenu.name ? KEYWORDS.find(([w]) => w.test(said))?.[1] : undefined;
+      const key =
+        req.agentId === mainMenu.name ? KEYWORDS.find(([w]) => w.test(said))?.[1] : undefined;
       if (key) return { toolCalls: [{ name: 'submit', args: { key } }] };
       const question = req.messages.filter((m) => m.role === 'assistant').at(0)?.text;
       if (req.lastToolOutput?.name === 'report_unclear' && question) {

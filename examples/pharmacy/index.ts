@@ -151,7 +151,8 @@ export class PharmacyLine extends voice.Agent {
         goodbye: `Thank you. Your refill of prescription ${parsers.groupDigits(answers.rx_number)} will be ready tomorrow after 10 am. Goodbye.`,
       });
     }
-    this.outcome = status === 'escalated' ? 'transferred' : status === 'hangup' ? 'hangup' : 'ended';
+    this.outcome =
+      status === 'escalated' ? 'transferred' : status === 'hangup' ? 'hangup' : 'ended';
     if (this.outcome === 'ended') {
       await endCall(this.session, { goodbye: 'Sorry I could not help today. Goodbye.' });
     }
@@ -169,7 +170,8 @@ export class PharmacyLine extends voice.Agent {
       announce: 'Let me put you through to a pharmacist.',
     });
     this.outcome = moved.status === 'transferred' ? 'transferred' : 'ended';
-    if (this.outcome === 'ended') await endCall(this.session, { goodbye: 'Sorry, please call again later. Goodbye.' });
+    if (this.outcome === 'ended')
+      await endCall(this.session, { goodbye: 'Sorry, please call again later. Goodbye.' });
   }
 }
 
