@@ -1,11 +1,12 @@
-// Type-checks the TypeScript samples of README.md against the built package, as a user
-// would compile them: each ```ts block that is not marked `// fragment` is written to a
-// folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and its
-// subpaths (`taskline/telephony`, `taskline/testing`, …) resolve through package.json
-// "exports" to dist/ (the bundle's types), not to src/. Errors are reported at their
-// README.md line. Run after `npm run build`.
+// Type-checks the TypeScript samples of README.md and of every docs/*.md page against the
+// built package, as a user would compile them: each ```ts block that is not marked
+// `// fragment` is written to a folder under .tmp/ (one per page, so sample names are per
+// page) and compiled with tsc (strict, NodeNext). `taskline` and its subpaths
+// (`taskline/telephony`, `taskline/testing`, …) resolve through package.json "exports" to
+// dist/ (the bundle's types), not to src/. Errors are reported at their page's line. Run
+// after `npm run build`.
 import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,15 +21,31 @@ for (const entry of Object.values(pkg.exports)) {
   }
 }
 
-const samples = readmeSamples(readFileSync(join(root, 'README.md'), 'utf8'));
+const pages = [
+  'README.md',
+  ...(existsSync(join(root, 'docs'))
+    ? readdirSync(join(root, 'docs'))
+        .filter((f) => f.endsWith('.md'))
+        .sort()
+        .map((f) => `docs/${f}`)
+    : []),
+];
+/** Every sample, with the page it is on and the folder it is compiled in. */
+const samples = pages.flatMap((page) =>
+  readmeSamples(readFileSync(join(root, page), 'utf8')).map((s) => ({
+    ...s,
+    page,
+    path: `${page === 'README.md' ? 'readme' : page.replace(/[/.]/g, '-')}/${s.file}`,
+  })),
+);
 const compiled = samples.filter((s) => !s.fragment);
 const names = new Set();
 for (const s of compiled) {
-  if (names.has(s.file)) {
-    console.error(`check-readme: two README samples are named ${s.file} (line ${s.line}).`);
+  if (names.has(s.path)) {
+    console.error(`check-readme: two ${s.page} samples are named ${s.file} (line ${s.line}).`);
     process.exit(1);
   }
-  names.add(s.file);
+  names.add(s.path);
 }
 
 // Inside the repository, so `import 'taskline'` is the package's self-reference (its
@@ -37,7 +54,10 @@ const dir = join(root, '.tmp', `readme-check-${process.pid}`);
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 try {
-  for (const s of compiled) writeFileSync(join(dir, s.file), s.code);
+  for (const s of compiled) {
+    mkdirSync(dirname(join(dir, s.path)), { recursive: true });
+    writeFileSync(join(dir, s.path), s.code);
+  }
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify(
@@ -54,7 +74,7 @@ try {
           skipLibCheck: true,
           noEmit: true,
         },
-        files: compiled.map((s) => s.file),
+        files: compiled.map((s) => s.path),
       },
       null,
       2,
@@ -70,22 +90,22 @@ try {
     },
   );
   if (result.status !== 0) {
-    const byFile = new Map(compiled.map((s) => [s.file, s]));
+    const byPath = new Map(compiled.map((s) => [s.path, s]));
     const out = `${result.stdout}${result.stderr}`.replace(
-      /^([\w.-]+\.ts)\((\d+),(\d+)\)/gm,
+      /^([\w./-]+\.ts)\((\d+),(\d+)\)/gm,
       (all, file, line, col) => {
-        const s = byFile.get(file);
-        return s ? `README.md:${s.line + Number(line) - 1}:${col} (${file})` : all;
+        const s = byPath.get(file);
+        return s ? `${s.page}:${s.line + Number(line) - 1}:${col} (${s.file})` : all;
       },
     );
     console.error(out.trim());
     console.error(
-      'check-readme: a README sample does not compile. Fix it, or mark it with a first line `// fragment`.',
+      'check-readme: a sample does not compile. Fix it, or mark it with a first line `// fragment`.',
     );
     process.exitCode = 1;
   } else {
     console.log(
-      `README samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
+      `README and docs samples ok (${pages.join(', ')}): ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
     );
   }
 } finally {

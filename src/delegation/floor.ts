@@ -99,6 +99,8 @@ export class Floor<E> {
   readonly #replies = new Map<voice.SpeechHandle, voice.Agent | undefined>();
   #closed = false;
   #speaking = false;
+  /** Waiting for upstream to say the line is idle (see #look). */
+  #confirming = false;
 
   constructor(
     private readonly session: voice.AgentSession,
@@ -191,11 +193,23 @@ export class Floor<E> {
     return this.#held.splice(0);
   }
 
-  #look(boundary = false): void {
+  #look(boundary = false, confirmed = false): void {
     if (this.#closed || this.#speaking || this.#held.length === 0) return;
     if (this.session._closing || this.call.hungUp) return;
     const moment = this.#moment(boundary);
     if (!moment) return;
+    if (moment.kind !== 'boundary' && !confirmed && this.session.input.audio) {
+      // With audio, a caller who just stopped speaking still has a turn on its way (end of
+      // turn detection, then the reply): upstream's idle wait covers that; look again then.
+      if (this.#confirming) return;
+      this.#confirming = true;
+      const again = () => {
+        this.#confirming = false;
+        this.#look(false, true);
+      };
+      this.session.waitForIdle().then(again, again);
+      return;
+    }
     const batch = this.#held.splice(0);
     // Speaking emits session events synchronously; they must not re-enter this batch.
     this.#speaking = true;

@@ -109,7 +109,9 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     const known =
-      path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
+      path.length === 0
+        ? ' (known: name, module, model, repeat, audio, skip_audio, turns, expect)'
+        : '';
     return {
       path: [...path, issue.keys[0]!],
       message: `unknown field ${keys}${known}`,

@@ -170,7 +170,11 @@ export const scenarioSchema = z
       .optional()
       .meta({ description: 'Run this many times; every run must pass.' }),
     audio: z.boolean().optional().meta({
-      description: 'false: skip this scenario in audio mode (e.g. it relies on long silences).',
+      description: 'false: skip this scenario in audio mode (say why with skip_audio).',
+    }),
+    skip_audio: z.string().min(1).optional().meta({
+      description:
+        'Skip this scenario in audio mode, for this reason (printed with the skip): what keeps it from running through real audio.',
     }),
     turns: z.array(turnSchema).min(1),
     expect: expectationSchema.optional(),
