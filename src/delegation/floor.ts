@@ -10,6 +10,7 @@
  */
 import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
+import type { TimerHandle } from '../core/clock.js';
 
 /**
  * When results are spoken (`TaskManagerOptions.deliverAt`):
@@ -44,6 +45,12 @@ const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 
 /** Event-loop rounds a handoff may take before its agent runs (it takes a few; bounded). */
 const HANDOFF_ROUNDS = 50;
+
+/**
+ * Longest a caller's finished speech keeps the floor before its turn is answered (end-of-turn
+ * detection waits up to 3 s by default upstream); speech that never becomes words releases it.
+ */
+const CALLER_TURN_MS = 4_000;
 
 /**
  * True when the agent's activity accepts speech. Reaches into upstream 1.9's
@@ -99,8 +106,9 @@ export class Floor<E> {
   readonly #replies = new Map<voice.SpeechHandle, voice.Agent | undefined>();
   #closed = false;
   #speaking = false;
-  /** Waiting for upstream to say the line is idle (see #look). */
-  #confirming = false;
+  /** The caller stopped speaking and their turn is not answered yet (audio: end of turn). */
+  #callerTurn = false;
+  #callerTurnTimer: TimerHandle | undefined;
 
   constructor(
     private readonly session: voice.AgentSession,
@@ -110,13 +118,13 @@ export class Floor<E> {
   ) {
     const look = () => this.#look();
     const onStep = () => this.#look(true);
-    for (const event of [
-      voice.AgentSessionEventTypes.AgentStateChanged,
-      voice.AgentSessionEventTypes.UserStateChanged,
-    ] as const) {
-      session.on(event, look);
-      this.#offs.push(() => session.off(event, look));
-    }
+    session.on(voice.AgentSessionEventTypes.AgentStateChanged, this.#onAgentState);
+    session.on(voice.AgentSessionEventTypes.UserStateChanged, this.#onUserState);
+    this.#offs.push(
+      () => session.off(voice.AgentSessionEventTypes.AgentStateChanged, this.#onAgentState),
+      () => session.off(voice.AgentSessionEventTypes.UserStateChanged, this.#onUserState),
+      () => this.#endCallerTurn(),
+    );
     // A reply is in progress until its handle is done — tool calls included, which run
     // while the agent looks idle: a result never cuts in before a tool's answer.
     const onSpeech = (ev: voice.SpeechCreatedEvent) => {
@@ -134,7 +142,10 @@ export class Floor<E> {
     // look again once that agent's activity runs and the line is idle under it. Until then
     // the call is marked busy, so a simulated caller does not take its turn first.
     const onItem = (ev: voice.ConversationItemAddedEvent) => {
-      if (ev.item.type !== 'agent_handoff' || this.#held.length === 0) return;
+      const item = ev.item;
+      // The caller's words are in: their turn is being answered (a reply follows).
+      if (item.type === 'message' && item.role === 'user') this.#endCallerTurn(false);
+      if (item.type !== 'agent_handoff' || this.#held.length === 0) return;
       const release = call.beginWork();
       this.#offs.push(release);
       void this.#afterHandoff().then(release, release);
@@ -150,15 +161,45 @@ export class Floor<E> {
   }
 
   /**
-   * Resolves once the agent handed to runs (upstream announces the handoff before it resumes
-   * or starts that agent's activity, and says nothing when it has) and the line is idle.
+   * Resolves once the agent handed to runs: upstream announces the handoff before it resumes
+   * or starts that agent's activity, and says nothing when it has. (Not upstream's
+   * `waitForIdle()`: each call leaves abort listeners on the activity until it closes, and
+   * while the caller speaks it adds more every turn of the event loop — the
+   * MaxListenersExceededWarning of long audio calls.)
    */
   async #afterHandoff(): Promise<void> {
     for (let i = 0; i < HANDOFF_ROUNDS && !this.#closed; i++) {
       await new Promise<void>((resolve) => setImmediate(resolve));
       if (activityRunning(currentAgent(this.session))) break;
     }
-    if (!this.#closed && !this.session._closing) await this.session.waitForIdle();
+  }
+
+  readonly #onAgentState = (ev: voice.AgentStateChangedEvent): void => {
+    // A reply is under way: the caller's turn is being answered.
+    if (ev.newState === 'thinking' || ev.newState === 'speaking') this.#endCallerTurn(false);
+    this.#look();
+  };
+
+  readonly #onUserState = (ev: voice.UserStateChangedEvent): void => {
+    if (ev.newState === 'speaking') {
+      this.#callerTurnTimer?.cancel();
+      this.#callerTurnTimer = undefined;
+      this.#callerTurn = true;
+    } else if (ev.oldState === 'speaking') {
+      // End of speech: the turn is detected, transcribed and answered after it. Bounded: a
+      // sound that never becomes words releases the floor after CALLER_TURN_MS.
+      this.#callerTurnTimer?.cancel();
+      this.#callerTurnTimer = this.call.clock.setTimer(CALLER_TURN_MS, () => this.#endCallerTurn());
+    }
+    this.#look();
+  };
+
+  #endCallerTurn(look = true): void {
+    this.#callerTurnTimer?.cancel();
+    this.#callerTurnTimer = undefined;
+    if (!this.#callerTurn) return;
+    this.#callerTurn = false;
+    if (look) this.#look();
   }
 
   /**
@@ -193,23 +234,11 @@ export class Floor<E> {
     return this.#held.splice(0);
   }
 
-  #look(boundary = false, confirmed = false): void {
+  #look(boundary = false): void {
     if (this.#closed || this.#speaking || this.#held.length === 0) return;
     if (this.session._closing || this.call.hungUp) return;
     const moment = this.#moment(boundary);
     if (!moment) return;
-    if (moment.kind !== 'boundary' && !confirmed && this.session.input.audio) {
-      // With audio, a caller who just stopped speaking still has a turn on its way (end of
-      // turn detection, then the reply): upstream's idle wait covers that; look again then.
-      if (this.#confirming) return;
-      this.#confirming = true;
-      const again = () => {
-        this.#confirming = false;
-        this.#look(false, true);
-      };
-      this.session.waitForIdle().then(again, again);
-      return;
-    }
     const batch = this.#held.splice(0);
     // Speaking emits session events synchronously; they must not re-enter this batch.
     this.#speaking = true;
@@ -223,7 +252,9 @@ export class Floor<E> {
   #moment(boundary: boolean): FloorMoment | undefined {
     const agent = currentAgent(this.session);
     if (boundary && this.mode === 'step') return { kind: 'boundary', agent };
-    if (!lineIdle(this.session, this.call) || this.#pendingReply()) return undefined;
+    if (!lineIdle(this.session, this.call) || this.#callerTurn || this.#pendingReply()) {
+      return undefined;
+    }
     if (!questionOpen(this.session, this.call)) {
       // `idle` waits for the end of every step, a closing capture included.
       if (this.mode === 'idle' && agent instanceof voice.AgentTask) return undefined;

@@ -47,6 +47,8 @@ export class AudioDriver implements CallDriver {
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
   private closed = false;
+  /** Caller turns the agent has taken (user messages committed to the conversation). */
+  private heard = 0;
   private readonly closedPromise: Promise<void>;
   private readonly quietMs: number;
   private readonly answerWithinMs: number;
@@ -79,6 +81,7 @@ export class AudioDriver implements CallDriver {
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       visit();
       const item = ev.item;
+      if (item.type === 'message' && item.role === 'user') this.heard += 1;
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
         // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
         const text = item.interrupted ? `${item.textContent} (interrupted)` : item.textContent;
@@ -113,11 +116,14 @@ export class AudioDriver implements CallDriver {
       await this.bounded(this.closedPromise, 'the session to close after the hang-up');
       return { interruptions: this.interruptions() - interruptedBefore };
     }
+    const heardBefore = this.heard;
     if ('say' in turn) {
       endedAt = await this.say(turn.say);
+      await this.taken(heardBefore);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in);
+      await this.taken(heardBefore);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -151,6 +157,20 @@ export class AudioDriver implements CallDriver {
     this.note(this.call.expectsSecret ? '****' : text, 'speech');
     const spoken = await this.bounded(this.line.speak(pcm), 'the caller to finish speaking');
     return spoken.endedAt;
+  }
+
+  /**
+   * Waits until the agent has taken the caller's words as a turn (its user message is in the
+   * conversation), so a slow end of turn or transcription is not mistaken for the agent
+   * listening again. Bounded by `answerWithinMs`: speech the agent never hears (during
+   * upstream's echo warm-up) leaves the turn to the usual waits.
+   */
+  private async taken(heardBefore: number): Promise<void> {
+    const deadline = performance.now() + this.answerWithinMs;
+    await this.until(
+      () => this.closed || this.heard > heardBefore || performance.now() >= deadline,
+      "the agent to take the caller's words",
+    );
   }
 
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */
