@@ -55,7 +55,7 @@ const CALLER_TURN_MS = 4_000;
 /**
  * True when the agent's activity accepts speech. Reaches into upstream 1.9's
  * `Agent._agentActivity.schedulingPaused` (no event marks the end of a handoff); pinned by
- * tests/upstream/handoff-resume.test.ts.
+ * tests/upstream/handoff_resume.test.ts.
  */
 export function activityRunning(agent: voice.Agent | undefined): boolean {
   const activity = (agent as { _agentActivity?: { schedulingPaused: boolean } } | undefined)

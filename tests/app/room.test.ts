@@ -5,13 +5,14 @@ import assistantRoom from '../../examples/assistant/room.js';
 import callback from '../../examples/callback/index.js';
 import callbackRoom from '../../examples/callback/room.js';
 import bankRoom from '../../examples/ivr-bank/room.js';
+import pharmacyRoom from '../../examples/pharmacy/room.js';
 import surveyRoom from '../../examples/survey/room.js';
 import { missingRoomPlugins, roomAgent } from '../../src/app/room.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 
 describe('roomAgent', () => {
   it('turns each example into a LiveKit agent definition', () => {
-    for (const entry of [assistantRoom, callbackRoom, bankRoom, surveyRoom]) {
+    for (const entry of [assistantRoom, callbackRoom, bankRoom, surveyRoom, pharmacyRoom]) {
       expect(isAgent(entry)).toBe(true);
       expect(typeof entry.entry).toBe('function');
     }
