@@ -23,7 +23,7 @@ export default defineConfig({
   test: {
     include: ['tests/**/*.test.ts'],
     // The console in Chromium runs with `npm run test:browser` (vitest.browser.config.ts).
-    exclude: ['**/node_modules/**', 'tests/browser/**'],
+    exclude: ['**/node_modules/**', 'tests/browser/**', 'tests/e2e/**'],
     testTimeout: 30_000,
     hookTimeout: 30_000,
     setupFiles: ['tests/setup.ts'],

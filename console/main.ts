@@ -60,7 +60,7 @@ async function open(key: string): Promise<void> {
         const d = m.data as { change: string; record: DelegationRecord };
         delegations.apply(d.change, d.record);
       } else if (m.type === 'call') calls.apply(m.data as CallView);
-      else if (m.type === 'call_gone') calls.remove((m.data as { call_id: string }).call_id);
+      else if (m.type === 'call_gone') calls.remove(m.data as CallView);
     },
   });
 }

@@ -1,10 +1,9 @@
-// Type-checks the TypeScript samples of README.md and of every docs/*.md page against the
-// built package, as a user would compile them: each ```ts block that is not marked
-// `// fragment` is written to a folder under .tmp/ (one per page, so sample names are per
-// page) and compiled with tsc (strict, NodeNext). `taskline` and its subpaths
-// (`taskline/telephony`, `taskline/testing`, …) resolve through package.json "exports" to
-// dist/ (the bundle's types), not to src/. Errors are reported at their page's line. Run
-// after `npm run build`.
+// Type-checks the TypeScript samples of README.md and docs/*.md against the built package, as a user
+// would compile them: each ```ts block that is not marked `// fragment` is written to a
+// folder under .tmp/ and compiled with tsc (strict, NodeNext). `taskline` and its
+// subpaths (`taskline/telephony`, `taskline/testing`, …) resolve through package.json
+// "exports" to dist/ (the bundle's types), not to src/. Errors are reported at their
+// README.md (or docs page) line. Run after `npm run build`.
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -21,6 +20,8 @@ for (const entry of Object.values(pkg.exports)) {
   }
 }
 
+// README.md and every docs/*.md page: samples of a page are prefixed with its name, so two
+// pages may each have a `// name.ts` of their own.
 const pages = [
   'README.md',
   ...(existsSync(join(root, 'docs'))
@@ -30,22 +31,25 @@ const pages = [
         .map((f) => `docs/${f}`)
     : []),
 ];
-/** Every sample, with the page it is on and the folder it is compiled in. */
 const samples = pages.flatMap((page) =>
   readmeSamples(readFileSync(join(root, page), 'utf8')).map((s) => ({
     ...s,
     page,
-    path: `${page === 'README.md' ? 'readme' : page.replace(/[/.]/g, '-')}/${s.file}`,
+    file: page === 'README.md' ? s.file : `${page.slice(5, -3)}-${s.file}`,
+    code:
+      page === 'README.md'
+        ? s.code
+        : s.code.replace(/(from\s+['"]\.\/)([\w.-]+\.js['"])/g, `$1${page.slice(5, -3)}-$2`),
   })),
 );
 const compiled = samples.filter((s) => !s.fragment);
 const names = new Set();
 for (const s of compiled) {
-  if (names.has(s.path)) {
-    console.error(`check-readme: two ${s.page} samples are named ${s.file} (line ${s.line}).`);
+  if (names.has(s.file)) {
+    console.error(`check-readme: two samples are named ${s.file} (${s.page} line ${s.line}).`);
     process.exit(1);
   }
-  names.add(s.path);
+  names.add(s.file);
 }
 
 // Inside the repository, so `import 'taskline'` is the package's self-reference (its
@@ -54,10 +58,7 @@ const dir = join(root, '.tmp', `readme-check-${process.pid}`);
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
 try {
-  for (const s of compiled) {
-    mkdirSync(dirname(join(dir, s.path)), { recursive: true });
-    writeFileSync(join(dir, s.path), s.code);
-  }
+  for (const s of compiled) writeFileSync(join(dir, s.file), s.code);
   writeFileSync(
     join(dir, 'tsconfig.json'),
     JSON.stringify(
@@ -74,7 +75,7 @@ try {
           skipLibCheck: true,
           noEmit: true,
         },
-        files: compiled.map((s) => s.path),
+        files: compiled.map((s) => s.file),
       },
       null,
       2,
@@ -90,22 +91,22 @@ try {
     },
   );
   if (result.status !== 0) {
-    const byPath = new Map(compiled.map((s) => [s.path, s]));
+    const byFile = new Map(compiled.map((s) => [s.file, s]));
     const out = `${result.stdout}${result.stderr}`.replace(
-      /^([\w./-]+\.ts)\((\d+),(\d+)\)/gm,
+      /^([\w.-]+\.ts)\((\d+),(\d+)\)/gm,
       (all, file, line, col) => {
-        const s = byPath.get(file);
-        return s ? `${s.page}:${s.line + Number(line) - 1}:${col} (${s.file})` : all;
+        const s = byFile.get(file);
+        return s ? `${s.page}:${s.line + Number(line) - 1}:${col} (${file})` : all;
       },
     );
     console.error(out.trim());
     console.error(
-      'check-readme: a sample does not compile. Fix it, or mark it with a first line `// fragment`.',
+      'check-readme: a README or docs sample does not compile. Fix it, or mark it with a first line `// fragment`.',
     );
     process.exitCode = 1;
   } else {
     console.log(
-      `README and docs samples ok (${pages.join(', ')}): ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
+      `README and docs samples ok: ${compiled.length} compile against the built package, ${samples.length - compiled.length} marked as fragments`,
     );
   }
 } finally {

@@ -2,28 +2,36 @@
 # Makes the services taskline's tests need reachable on loopback, on a fresh Debian machine:
 #   PostgreSQL on 127.0.0.1:5432 (trust auth, user postgres, database "test")
 #   NATS with JetStream on 127.0.0.1:4222 (only with --nats)
+#   Redis on 127.0.0.1:6379 (only with --redis: livekit-sip and the LiveKit server it works
+#   with talk through it, for the SIP e2e tests)
 #
 # Usage:
-#   scripts/ci-services.sh [--nats]   start whatever is not already answering (idempotent)
-#   scripts/ci-services.sh [--nats] --if-possible
+#   scripts/ci-services.sh [--nats] [--redis]
+#                                     start whatever is not already answering (idempotent)
+#   scripts/ci-services.sh [--nats] [--redis] --if-possible
 #                                     the same, but never installs packages and never fails:
 #                                     what cannot start is reported and left to the tests,
 #                                     which skip (or fail under CI=true) what they need (npm test)
+#   scripts/ci-services.sh --redis --no-postgres
+#                                     only Redis (the LiveKit e2e suite: scripts/e2e-livekit.sh)
 #   scripts/ci-services.sh stop       stop only what this script started (PIDs in the state dir)
 #
 # A service that already answers is left alone. Missing packages are installed with apt-get
 # (as root, or through passwordless sudo), except with --if-possible. Servers this script starts
 # keep their data, logs and PID files
 # in $TASKLINE_CI_STATE (default ${TMPDIR:-/tmp}/taskline-ci-services).
-# TASKLINE_CI_PG_PORT / TASKLINE_CI_NATS_PORT override the ports (for trying the script out).
+# TASKLINE_CI_PG_PORT / TASKLINE_CI_NATS_PORT / TASKLINE_CI_REDIS_PORT override the ports (for
+# trying the script out).
 set -euo pipefail
 
 STATE_DIR="${TASKLINE_CI_STATE:-${TMPDIR:-/tmp}/taskline-ci-services}"
 PG_PORT="${TASKLINE_CI_PG_PORT:-5432}"
 NATS_PORT="${TASKLINE_CI_NATS_PORT:-4222}"
+REDIS_PORT="${TASKLINE_CI_REDIS_PORT:-6379}"
 HOST=127.0.0.1
 PG_PIDFILE="$STATE_DIR/postgres.pid"
 NATS_PIDFILE="$STATE_DIR/nats-server.pid"
+REDIS_PIDFILE="$STATE_DIR/redis-server.pid"
 
 log() { printf '[ci-services] %s\n' "$*"; }
 die() {
@@ -183,40 +191,110 @@ stop_nats() {
   rm -f "$NATS_PIDFILE"
 }
 
+# Answers PONG when a Redis listens on REDIS_PORT.
+redis_answers() {
+  local reply
+  reply=$({ exec 3<>"/dev/tcp/$HOST/$REDIS_PORT" && printf 'PING\r\n' >&3 && timeout 2 head -c 7 <&3; } 2>/dev/null) || return 1
+  [ "${reply%$'\r'*}" = "+PONG" ]
+}
+
+start_redis() {
+  if redis_answers; then
+    log "redis: already answering on $HOST:$REDIS_PORT; nothing to do"
+    return
+  fi
+  if ! command -v redis-server >/dev/null 2>&1; then
+    install_packages redis-server
+    if redis_answers; then
+      log "redis: the package started its own service on $HOST:$REDIS_PORT; leaving it as is"
+      return
+    fi
+  fi
+  local dir="$STATE_DIR/redis"
+  mkdir -p "$dir"
+  log "redis: starting redis-server on $HOST:$REDIS_PORT (no persistence)"
+  setsid redis-server --bind "$HOST" --port "$REDIS_PORT" --save '' --appendonly no \
+    --dir "$dir" --logfile "$dir/server.log" --daemonize no </dev/null >/dev/null 2>&1 &
+  local pid=$!
+  echo "$pid" >"$REDIS_PIDFILE"
+  local waited=0
+  until redis_answers; do
+    pid_alive "$pid" || die "redis-server exited; see $dir/server.log"
+    [ "$waited" -lt 100 ] || die "redis-server did not answer within 10 s; see $dir/server.log"
+    sleep 0.1
+    waited=$((waited + 1))
+  done
+  log "redis: running as PID $pid (recorded in $REDIS_PIDFILE)"
+}
+
+stop_redis() {
+  local pid
+  pid=$(cat "$REDIS_PIDFILE" 2>/dev/null || true)
+  if [ -z "$pid" ]; then
+    log "redis: not started by this script; leaving it alone"
+    return
+  fi
+  if pid_alive "$pid" && grep -q redis-server "/proc/$pid/cmdline" 2>/dev/null; then
+    kill "$pid"
+    local waited=0
+    while pid_alive "$pid" && [ "$waited" -lt 100 ]; do
+      sleep 0.1
+      waited=$((waited + 1))
+    done
+    log "redis: stopped PID $pid"
+  else
+    log "redis: PID $pid is no longer running"
+  fi
+  rm -f "$REDIS_PIDFILE"
+}
+
 IF_POSSIBLE=0
 
 main() {
-  local action=start nats=0
+  local action=start nats=0 redis=0 postgres=1
   for arg in "$@"; do
     case "$arg" in
       stop) action=stop ;;
       start) action=start ;;
       --nats) nats=1 ;;
+      --redis) redis=1 ;;
+      --no-postgres) postgres=0 ;;
       --if-possible) IF_POSSIBLE=1 ;;
       -h | --help)
-        sed -n '2,19p' "$0"
+        sed -n '2,26p' "$0"
         return
         ;;
-      *) die "unknown argument: $arg (use [start] [--nats] [--if-possible] or stop)" ;;
+      *) die "unknown argument: $arg (use [start] [--nats] [--redis] [--no-postgres] [--if-possible] or stop)" ;;
     esac
   done
   mkdir -p "$STATE_DIR"
   if [ "$action" = stop ]; then
+    stop_redis
     stop_nats
     stop_postgres
     return
   fi
   if [ "$IF_POSSIBLE" = 1 ]; then
     # Each service on its own: one that cannot start does not stop the other, or the run.
-    (start_postgres) || log "postgres: not started; suites that need it will say so"
+    if [ "$postgres" -eq 1 ]; then
+      (start_postgres) || log "postgres: not started; suites that need it will say so"
+    fi
     if [ "$nats" -eq 1 ]; then
       (start_nats) || log "nats: not started; suites that need it will say so"
     fi
+    if [ "$redis" -eq 1 ]; then
+      (start_redis) || log "redis: not started; suites that need it will say so"
+    fi
     return 0
   fi
-  start_postgres
+  if [ "$postgres" -eq 1 ]; then
+    start_postgres
+  fi
   if [ "$nats" -eq 1 ]; then
     start_nats
+  fi
+  if [ "$redis" -eq 1 ]; then
+    start_redis
   fi
 }
 

@@ -35,6 +35,15 @@ export {
 export type { Clock, TimerHandle } from './core/clock.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
 export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
+export {
+  applyRecognizerHints,
+  keytermHints,
+  type PromptableStt,
+  type PromptHintOptions,
+  promptHints,
+  type RecognizerHints,
+  transcriptionPrompt,
+} from './core/recognizer-hints.js';
 /** The deep agent and its tools: files, todos, execution, skills; also `taskline/deep-agent`. */
 export * as deepAgent from './deep-agent/index.js';
 /** TaskManager, sub-agents, delegation records, bus and API; also `taskline/delegation`. */

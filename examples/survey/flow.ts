@@ -28,12 +28,18 @@ const score = number({
   keypad: true, // "7" or "1 0" on the phone's keypad works as well as saying it
 });
 
+/** Where a score leads: 0-6 asks why, 9-10 asks about referrals, 7-8 goes to the thanks. */
+export function scoreBand(s: number): 'reason' | 'referral' | 'thanks' {
+  return s <= 6 ? 'reason' : s >= 9 ? 'referral' : 'thanks';
+}
+
 /**
  * The customer survey: consent, a 0-10 score (speech or keypad), then a branch on the
  * score — 0-6 asks why, 9-10 asks about referrals and a contact email, 7-8 goes straight
- * to the thanks. The caller may go back to change their score.
+ * to the thanks. The caller may go back to change their score. The same survey as data is
+ * survey.flow.yaml (run by document/index.ts).
  */
-export const surveyFlow = flow('survey', { label: 'customer survey' })
+export const surveyFlow = flow('survey', { label: 'customer survey', version: 1 })
   .step('consent', yesNo({ name: 'consent', question: CONSENT_QUESTION }), {
     label: 'consent to the survey',
     next: { true: 'score', false: 'thanks' },
@@ -43,7 +49,7 @@ export const surveyFlow = flow('survey', { label: 'customer survey' })
     canRevisit: true,
     next: {
       to: ['reason', 'referral', 'thanks'],
-      pick: (s) => (s <= 6 ? 'reason' : s >= 9 ? 'referral' : 'thanks'),
+      pick: scoreBand,
       labels: { reason: '0-6', referral: '9-10', thanks: '7-8' },
     },
   })

@@ -24,25 +24,32 @@ export interface SurveyOutcome {
   answers: Partial<SurveyAnswers>;
 }
 
+/** The survey in either form: built in code (flow.ts) or loaded from survey.flow.yaml. */
+export interface SurveyForm {
+  run(options?: FlowRunOptions): Promise<FlowResult<SurveyAnswers>>;
+}
+
 /**
  * The call's agent: it runs the survey flow from `onEnter`, keeps the typed result, and ends
  * the call when the flow ends, however it ends. Pass checkpoint options to make calls
- * resumable.
+ * resumable, and a form to run the survey's document instead of its code.
  */
 export class SurveyCall extends voice.Agent {
   result: FlowResult<SurveyAnswers> | undefined;
   private readonly runOptions: FlowRunOptions;
+  private readonly form: SurveyForm;
 
-  constructor(runOptions: FlowRunOptions = {}) {
+  constructor(runOptions: FlowRunOptions = {}, form: SurveyForm = surveyFlow) {
     super({
       id: 'survey_call',
       instructions: 'You run a short customer survey by phone. Keep every reply short.',
     });
     this.runOptions = runOptions;
+    this.form = form;
   }
 
   override async onEnter(): Promise<void> {
-    this.result = await surveyFlow.run({ onEnd: SURVEY_ENDING, ...this.runOptions });
+    this.result = await this.form.run({ onEnd: SURVEY_ENDING, ...this.runOptions });
   }
 
   /** The outcome so far (`running` until the flow ends). */

@@ -154,7 +154,7 @@ export function reportCalls<R>(
       ...(report
         ? {
             diagram: toMermaid(flow, { trace: report }),
-            report: report as unknown as Record<string, unknown>,
+            report,
           }
         : { diagram: toMermaid(flow) }),
     };

@@ -12,8 +12,13 @@ import { ParticipantKind, type RemoteParticipant, type Room, RoomEvent } from '@
 import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
-import { type LogLevel, logLine } from '../core/log.js';
+import { type LogLevel, logLine, maskStartedLogger } from '../core/log.js';
 import { isInstalled, loadOptional, OPTIONAL_PACKAGES } from '../core/optional.js';
+import {
+  type TaskAwareTurnOptions,
+  TURN_VAD_OPTIONS,
+  useTaskAwareTurns,
+} from '../tasks/turn-detector.js';
 import { callerNumber } from '../telephony/caller-id.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
@@ -30,7 +35,8 @@ export interface RoomAgentOptions {
   voice?: TTSVoices;
   /**
    * Builds each call's session. Default: Silero VAD (loaded once per worker process in
-   * prewarm) with OpenAI speech-to-text, chat model and text-to-speech, and what a phone
+   * prewarm, with taskline's short end-of-speech silence) with OpenAI speech-to-text, chat
+   * model and text-to-speech, task-aware end of turn (docs/latency.md), and what a phone
    * line needs for a SIP caller (see {@link phoneLineOptions}; spread it into your own).
    */
   createSession?: (
@@ -54,6 +60,13 @@ export interface RoomAgentOptions {
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
   /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
+  /**
+   * End of turn for the default session: task-aware (default; options such as the app's
+   * own turn-detector model as `fallback`, or the acknowledgement line), or `false` for
+   * upstream's own settings. Sessions from `createSession` keep what they were built with
+   * (call `useTaskAwareTurns(session)` there to opt in).
+   */
+  turns?: TaskAwareTurnOptions | false;
 }
 
 /** A module, or a function that builds one per job (to open stores, read configuration). */
@@ -126,6 +139,8 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   if (!options.createSession) pluginSessionAgents += 1;
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
+      // Upstream's CLI started this process's logger: mask what it writes (PINs, card numbers).
+      maskStartedLogger();
       if (options.createSession) return;
       try {
         const silero = await loadOptional(
@@ -133,7 +148,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
           '@livekit/agents-plugin-silero',
           'voice activity detection in a room (roomAgent)',
         );
-        proc.userData.vad = await silero.VAD.load();
+        proc.userData.vad = await silero.VAD.load(options.turns === false ? {} : TURN_VAD_OPTIONS);
       } catch (error) {
         // Upstream logs a failed prewarm at debug level only (and starts another process).
         if (error instanceof TasklineError) sayError(error);
@@ -141,6 +156,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
       }
     },
     entry: async (ctx: JobContext) => {
+      maskStartedLogger();
       const mod = typeof module === 'function' ? await module(ctx) : module;
       await ctx.connect();
       let caller: RemoteParticipant;
@@ -292,7 +308,7 @@ async function defaultSession(
   );
   // The key is read per call: the plugin's defaults read it once, when it is imported.
   const apiKey = process.env.OPENAI_API_KEY;
-  return new voice.AgentSession({
+  const session = new voice.AgentSession({
     ...phoneLineOptions(caller),
     vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
     stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false, apiKey }),
@@ -302,6 +318,8 @@ async function defaultSession(
     }),
     tts: new openai.TTS({ voice: options.voice ?? 'alloy', apiKey }),
   });
+  if (options.turns !== false) useTaskAwareTurns(session, options.turns);
+  return session;
 }
 
 function messageOf(error: unknown): string {

@@ -1,9 +1,14 @@
 import { parseArgs } from 'node:util';
-import { initializeLogger, log } from '@livekit/agents';
+import { log } from '@livekit/agents';
 import { isTasklineError, TasklineError } from '../core/errors.js';
+import { startLogger } from '../core/log.js';
 import { ApiKeys } from '../delegation/api/auth.js';
 import { type PrometheusMetrics, startPrometheusMetrics } from '../delegation/api/metrics.js';
-import { createDelegationsApi, type DelegationsApi } from '../delegation/api/server.js';
+import {
+  createDelegationsApi,
+  type DelegationsApi,
+  type ServerLimits,
+} from '../delegation/api/server.js';
 import { InProcessDelegationBus } from '../delegation/bus/in-process.js';
 import type { DelegationBus } from '../delegation/bus/types.js';
 import { type ExpiryChecker, startExpiryChecker } from '../delegation/expiry.js';
@@ -26,6 +31,12 @@ const USAGE = `usage: taskline delegations serve [options]
   --keys FILE          API keys JSON; default: the TASKLINE_API_KEYS environment variable
                        {"keys":[{"key":"<16+ chars>","agent":"voice-bot"},{"key":"…","admin":true}]}
   --body-limit BYTES   largest request body (default 262144)
+  --request-timeout-ms N   a request must arrive whole within N ms (default 30000; 408)
+  --max-connections N      open connections in all (default 1024; more get 503)
+  --max-connections-per-ip N  open connections from one address (default 256; 0: no cap,
+                       e.g. behind a proxy that is the only client)
+  --max-websockets N   WebSocket clients in all (default 1000)
+  --max-websockets-per-key N  WebSocket clients of one key (default 32; more get 429)
   --expiry-ms N        how often overdue delegations are expired (default 1000)
   --no-metrics         do not serve Prometheus metrics at /metrics
 
@@ -49,6 +60,8 @@ export interface ServeOptions {
   expiryMs: number;
   /** Serve Prometheus metrics at /metrics (default true; needs the OpenTelemetry peers). */
   metrics?: boolean;
+  /** Time limits and connection caps (defaults: DEFAULT_LIMITS of the API). */
+  limits?: ServerLimits;
 }
 
 function positiveInt(value: string | undefined, name: string, min = 1): number | undefined {
@@ -82,6 +95,11 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
       'body-limit': { type: 'string' },
       'expiry-ms': { type: 'string' },
       'no-metrics': { type: 'boolean' },
+      'request-timeout-ms': { type: 'string' },
+      'max-connections': { type: 'string' },
+      'max-connections-per-ip': { type: 'string' },
+      'max-websockets': { type: 'string' },
+      'max-websockets-per-key': { type: 'string' },
     },
   });
   if (positionals.length > 0) {
@@ -100,7 +118,23 @@ export function parseServeArgs(argv: string[], env: NodeJS.ProcessEnv = process.
     );
   }
   const bodyLimit = positiveInt(values['body-limit'], 'body-limit');
+  const limits: ServerLimits = {};
+  const set = <K extends keyof ServerLimits>(key: K, value: number | undefined) => {
+    if (value !== undefined) limits[key] = value;
+  };
+  set('requestTimeoutMs', positiveInt(values['request-timeout-ms'], 'request-timeout-ms', 100));
+  set('maxConnections', positiveInt(values['max-connections'], 'max-connections'));
+  set(
+    'maxConnectionsPerIp',
+    positiveInt(values['max-connections-per-ip'], 'max-connections-per-ip', 0),
+  );
+  set('maxWebSockets', positiveInt(values['max-websockets'], 'max-websockets'));
+  set(
+    'maxWebSocketsPerKey',
+    positiveInt(values['max-websockets-per-key'], 'max-websockets-per-key'),
+  );
   return {
+    ...(Object.keys(limits).length > 0 ? { limits } : {}),
     db: values.db ?? 'taskline-delegations.db',
     ...(values.postgres !== undefined ? { postgres: values.postgres } : {}),
     ...(values.nats !== undefined ? { nats: values.nats } : {}),
@@ -175,6 +209,7 @@ export async function startDelegationsServer(options: ServeOptions): Promise<Del
       keys: options.keys,
       ...(metrics ? { metrics } : {}),
       ...(options.bodyLimit !== undefined ? { bodyLimit: options.bodyLimit } : {}),
+      ...(options.limits ? { limits: options.limits } : {}),
     });
     const url = await api.listen({ port: options.port, host: options.host });
     const where = options.postgres !== undefined ? 'postgres' : `sqlite ${options.db}`;
@@ -208,7 +243,7 @@ function ensureLogger(): void {
   try {
     log();
   } catch {
-    initializeLogger({ pretty: false, level: 'info' });
+    startLogger({ level: 'info' });
   }
 }
 

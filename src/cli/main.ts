@@ -1,4 +1,7 @@
-import { readFileSync } from 'node:fs';
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { isTasklineError, TasklineError } from '../core/errors.js';
 import { logLevelFromEnv } from '../core/log.js';
@@ -8,6 +11,7 @@ const USAGE = `usage: taskline <command> [options]
 commands:
   run <module>          play a call against a bot module in the terminal (no room, no audio)
   test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
+  flow check|draw FILE  check a flow document (file:line for every problem) or draw it
   delegations serve     start the delegations HTTP/WebSocket API
 
 options:
@@ -16,7 +20,7 @@ options:
 
 Exit codes: 0 success, 1 the command failed (e.g. a failed call), 2 bad usage.`;
 
-const RUN_USAGE = `usage: taskline run <module> [--script FILE | --interactive] [--scripted] [--verbose]
+const RUN_USAGE = `usage: taskline run <module> [--script FILE | --interactive] [--scripted] [--timeout S] [--verbose]
 
   <module>        a file or folder whose default export is defineCallModule({...})
   --script FILE   play caller turns, checked before the call starts: a scenario file
@@ -24,10 +28,13 @@ const RUN_USAGE = `usage: taskline run <module> [--script FILE | --interactive] 
                   YAML/JSON list of turns, as in scenario files:
                   [{"say":"balance"},{"keys":"4321"},{"silence":"8s"},"hangup"]
                   (default: the module's demo script; the earlier {"dtmf":...} list
-                  still plays, with a deprecation notice)
+                  still plays, with a deprecation notice; a regular file of at most 1 MiB)
   --interactive   type as the caller: text is speech, #123# presses keys,
                   /silence 8000 waits (virtual time), /hangup ends the call
   --scripted      use the module's scripted model even if OPENAI_API_KEY is set
+  --timeout S     stop the call after S seconds (default 120 for a script or the demo,
+                  none when --interactive); the call runs in a child process, so it is
+                  stopped even if the bot is stuck in a loop
   --verbose       print the stack of an error (LOG_LEVEL=debug does too)
   -h, --help      show this help
 
@@ -35,8 +42,13 @@ environment:
   OPENAI_API_KEY  talk to a real model (OPENAI_MODEL, default gpt-4o-mini; OPENAI_BASE_URL)
   LOG_LEVEL       upstream log level: trace, debug, info, warn, error, fatal, silent (default)
 
-A failed call (a model or session error, an exception in the bot) prints its cause and
-exits 1.`;
+A failed call (a model or session error, an exception in the bot) or one stopped by
+--timeout prints its cause and exits 1.`;
+
+/** Default bound of a scripted `taskline run` (a person typing has none). */
+const RUN_TIMEOUT_MS = 120_000;
+/** Set in the child process that runs the call under the parent's watchdog. */
+const RUN_CHILD_ENV = 'TASKLINE_RUN_UNDER_WATCHDOG';
 
 const HELP = new Set(['-h', '--help', 'help']);
 const VERSION = new Set(['-v', '--version', 'version']);
@@ -58,6 +70,10 @@ export async function main(argv: string[]): Promise<number> {
     return delegationsMain(rest);
   }
   if (command === 'run') return runCommand(rest);
+  if (command === 'flow') {
+    const { flowMain } = await import('./flow.js');
+    return flowMain(rest);
+  }
   if (command === 'test') {
     const { testMain } = await import('./test.js');
     return testMain(rest);
@@ -76,13 +92,24 @@ async function help(topic: string | undefined): Promise<number> {
     const { testMain } = await import('./test.js');
     return testMain(['--help']);
   }
+  if (topic === 'flow') {
+    const { flowMain } = await import('./flow.js');
+    return flowMain(['--help']);
+  }
   process.stdout.write(`${topic === 'run' ? RUN_USAGE : USAGE}\n`);
   return 0;
 }
 
 async function runCommand(args: string[]): Promise<number> {
-  let values: { script?: string; interactive?: boolean; scripted?: boolean; verbose?: boolean };
+  let values: {
+    script?: string;
+    interactive?: boolean;
+    scripted?: boolean;
+    verbose?: boolean;
+    timeout?: string;
+  };
   let target: string;
+  let timeoutMs: number | undefined;
   try {
     const parsed = parseArgs({
       args,
@@ -93,6 +120,7 @@ async function runCommand(args: string[]): Promise<number> {
         interactive: { type: 'boolean' },
         scripted: { type: 'boolean' },
         verbose: { type: 'boolean' },
+        timeout: { type: 'string' },
         help: { type: 'boolean', short: 'h' },
       },
     });
@@ -109,11 +137,27 @@ async function runCommand(args: string[]): Promise<number> {
     if (values.script && values.interactive) {
       throw new TasklineError('invalid_argument', 'use --script or --interactive, not both');
     }
+    if (values.timeout !== undefined) {
+      const seconds = Number(values.timeout);
+      if (!Number.isFinite(seconds) || seconds <= 0) {
+        throw new TasklineError(
+          'invalid_argument',
+          `--timeout takes a positive number of seconds, got "${values.timeout}"`,
+        );
+      }
+      timeoutMs = seconds * 1000;
+    } else if (!values.interactive) {
+      timeoutMs = RUN_TIMEOUT_MS;
+    }
+    checkModulePath(first);
     target = first;
     logLevelFromEnv();
   } catch (error) {
     process.stderr.write(`taskline run: ${usageMessage(error)}\n${RUN_USAGE}\n`);
     return 2;
+  }
+  if (timeoutMs !== undefined && process.env[RUN_CHILD_ENV] !== '1') {
+    return runUnderWatchdog(args, timeoutMs);
   }
   try {
     // Loaded here, so `taskline --help` and `--version` do not load @livekit/agents.
@@ -127,6 +171,76 @@ async function runCommand(args: string[]): Promise<number> {
     report(error, values.verbose === true);
     return 1;
   }
+}
+
+/**
+ * A module path that exists must be a file or a folder: importing a device such as /dev/zero
+ * would read it without end.
+ */
+function checkModulePath(path: string): void {
+  let stat: ReturnType<typeof statSync> | undefined;
+  try {
+    stat = statSync(resolve(path));
+  } catch {
+    return; // missing: loadCallModule says so
+  }
+  if (!stat.isFile() && !stat.isDirectory()) {
+    throw new TasklineError(
+      'invalid_argument',
+      `${path} is not a module file or folder (a device, pipe or socket cannot be loaded)`,
+    );
+  }
+}
+
+/**
+ * Runs `taskline run <args>` in a child process and stops it after `timeoutMs`: a call stuck
+ * in a busy loop never lets a timer in its own process fire, so the bound lives here.
+ */
+function runUnderWatchdog(args: string[], timeoutMs: number): Promise<number> {
+  return new Promise((resolveExit) => {
+    const child = spawn(process.execPath, [binPath(), 'run', ...args], {
+      stdio: 'inherit',
+      env: { ...process.env, [RUN_CHILD_ENV]: '1' },
+    });
+    let stopped = false;
+    const timer = setTimeout(() => {
+      stopped = true;
+      child.kill('SIGKILL');
+    }, timeoutMs);
+    const forward = (signal: NodeJS.Signals) => () => child.kill(signal);
+    const onTerm = forward('SIGTERM');
+    process.once('SIGTERM', onTerm);
+    const finish = (code: number) => {
+      clearTimeout(timer);
+      process.removeListener('SIGTERM', onTerm);
+      resolveExit(code);
+    };
+    child.once('error', (error) => {
+      process.stderr.write(`taskline: could not start the call: ${error.message}\n`);
+      finish(1);
+    });
+    child.once('exit', (code) => {
+      if (stopped) {
+        process.stderr.write(
+          `taskline: the call did not end within ${timeoutMs / 1000} s (--timeout); it was stopped\n`,
+        );
+        finish(1);
+        return;
+      }
+      finish(code ?? 1);
+    });
+  });
+}
+
+/** bin/taskline.js of this package (from the sources or the bundle). */
+function binPath(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  for (let i = 0; i < 6; i++) {
+    const bin = join(dir, 'bin', 'taskline.js');
+    if (existsSync(bin) && existsSync(join(dir, 'package.json'))) return bin;
+    dir = dirname(dir);
+  }
+  throw new TasklineError('not_found', 'Cannot find bin/taskline.js of the taskline package.');
 }
 
 /** One line with the cause; the stacks too when asked for (--verbose, LOG_LEVEL=debug). */

@@ -1,6 +1,5 @@
-import { readFileSync } from 'node:fs';
-import { createInterface } from 'node:readline';
-import { initializeLogger, type llm } from '@livekit/agents';
+import { StringDecoder } from 'node:string_decoder';
+import type { llm } from '@livekit/agents';
 import { parse as parseYaml } from 'yaml';
 import {
   type CallDemo,
@@ -11,8 +10,9 @@ import {
   loadCallDemo,
   toCallerTurn,
 } from '../app/module.js';
-import { TasklineError } from '../core/errors.js';
-import { logLevelFromEnv } from '../core/log.js';
+import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/bounded-read.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
+import { logLevelFromEnv, startLogger } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { SessionFailures } from '../core/session-failures.js';
 import { explainTurn, parseScenario } from '../scenarios/load.js';
@@ -116,7 +116,7 @@ function scriptedModel(module: CallModule, demo: CallDemo, options: RunOptions):
  */
 export async function runCall(module: CallModule, options: RunOptions = {}): Promise<unknown> {
   const print = options.print ?? ((line: string) => process.stdout.write(`${line}\n`));
-  initializeLogger({ pretty: false, level: logLevelFromEnv() });
+  startLogger({ level: logLevelFromEnv() });
   const run = await prepare(module, options);
   const call = run.createCall();
   print(`# ${module.name}: ${module.description}`);
@@ -181,30 +181,58 @@ async function interact(
   failures: SessionFailures | undefined,
 ): Promise<void> {
   print('# type to speak; #123# presses keys; /silence 8000 waits; /hangup ends the call');
-  const lines = createInterface({ input: options.input ?? process.stdin, terminal: false });
-  try {
-    for await (const raw of lines) {
-      const line = raw.trim();
-      if (!line) continue;
-      try {
-        if (line === '/hangup' || line === '/quit') {
-          await caller.hangup();
-          break;
-        }
-        const silence = /^\/silence\s+(\d+)$/.exec(line);
-        if (silence) await caller.silence(Number(silence[1]));
-        else if (line.startsWith('#')) await caller.dtmf(line.slice(1));
-        else await caller.say(line);
-      } catch (error) {
-        print(`! ${error instanceof Error ? error.message : String(error)}`);
+  for await (const raw of boundedLines(options.input ?? process.stdin, MAX_TYPED_LINE_BYTES)) {
+    const line = raw.trim();
+    if (!line) continue;
+    try {
+      if (line === '/hangup' || line === '/quit') {
+        await caller.hangup();
+        break;
       }
-      failures?.check();
-      if (caller.isClosed || failures?.failed) break;
+      const silence = /^\/silence\s+(\d+)$/.exec(line);
+      if (silence) await caller.silence(Number(silence[1]));
+      else if (line.startsWith('#')) await caller.dtmf(line.slice(1));
+      else await caller.say(line);
+    } catch (error) {
+      print(`! ${error instanceof Error ? error.message : String(error)}`);
     }
-  } finally {
-    lines.close();
+    failures?.check();
+    if (caller.isClosed || failures?.failed) break;
   }
 }
+
+/** Longest line typed in interactive mode (8 KiB). */
+export const MAX_TYPED_LINE_BYTES = 8 * 1024;
+
+/**
+ * The lines of `input`, each at most `maxBytes`: input that never ends a line (/dev/zero, a
+ * binary file piped in) stops the call with `limit_exceeded` instead of filling memory.
+ */
+export async function* boundedLines(
+  input: NodeJS.ReadableStream,
+  maxBytes: number,
+): AsyncGenerator<string> {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  for await (const chunk of input) {
+    pending += typeof chunk === 'string' ? chunk : decoder.write(chunk as Buffer);
+    for (let nl = pending.indexOf('\n'); nl >= 0; nl = pending.indexOf('\n')) {
+      yield pending.slice(0, nl).replace(/\r$/, '');
+      pending = pending.slice(nl + 1);
+    }
+    if (Buffer.byteLength(pending) > maxBytes) {
+      throw new TasklineError(
+        'limit_exceeded',
+        `A typed line is longer than ${maxBytes / 1024} KiB; the input is not lines of text (type a line and press Enter).`,
+      );
+    }
+  }
+  pending += decoder.end();
+  if (pending !== '') yield pending;
+}
+
+/** Largest caller script read (1 MiB). */
+export const MAX_SCRIPT_BYTES = MAX_INPUT_FILE_BYTES;
 
 /** A caller script, read and checked (see {@link readScript}). */
 export interface CallerScript {
@@ -217,20 +245,18 @@ export interface CallerScript {
  * Reads and checks a caller script before any call starts: a scenario file (YAML or JSON,
  * its `turns`), or a bare list of turns — the format `taskline test` reads. The earlier
  * JSON list of actions (`{"dtmf": "123", "gapMs": 250}`, `bargeIn`) is still read, with a
- * deprecation notice.
+ * deprecation notice. The file is a regular file of at most `maxBytes` (a device such as
+ * /dev/zero, a pipe or a huge file is refused before it is read).
  */
-export function readScript(path: string): CallerScript {
+export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerScript {
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFileCapped(path, { what: 'caller script', maxBytes });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new TasklineError(
-      'not_found',
-      code === 'ENOENT'
-        ? `The script ${path} does not exist.`
-        : `Cannot read the script ${path}: ${String(error)}`,
-    );
+    if (isTasklineError(error, 'not_found')) {
+      throw new TasklineError('not_found', `The script ${path} does not exist.`);
+    }
+    throw error;
   }
   let data: unknown;
   try {

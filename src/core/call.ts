@@ -1,8 +1,9 @@
 import { EventEmitter } from 'node:events';
-import type { voice } from '@livekit/agents';
+import { voice } from '@livekit/agents';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
 import { logLine } from './log.js';
+import { beginSecretCapture } from './pii.js';
 
 /** A key pressed by the caller: one of 0-9, *, #, A-D. */
 export type DtmfDigit =
@@ -101,6 +102,12 @@ export class CallContext {
   private busyCount = 0;
   private secrets = 0;
   private _lastInput: InputModality | undefined;
+  /** Final transcripts since the last caller message was committed (the latest few). */
+  private heard: string[] = [];
+  /** A driver declared the next caller message spoken (see {@link noteInput}). */
+  private declaredSpeech = false;
+  /** How the latest caller messages arrived, by message id (a few, oldest dropped first). */
+  private readonly messages = new Map<string, 'speech' | 'text'>();
   private readonly expectations: Expectation[] = [];
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
@@ -109,6 +116,18 @@ export class CallContext {
     this.clock = options.clock ?? systemClock;
     this._callerIdentity = options.callerIdentity;
     this.emitter.setMaxListeners(64);
+    // How the caller answers is read from upstream's own events, whatever drives the session
+    // (a room, audio mode, text mode, a user's own driver): a final transcript is speech, a
+    // caller message nothing transcribed is typed text; key presses note themselves.
+    session.on(voice.AgentSessionEventTypes.UserInputTranscribed, (ev) => {
+      const words = comparable(ev.transcript);
+      if (!ev.isFinal || words === '') return;
+      this._lastInput = 'speech';
+      this.heard = [...this.heard.slice(-7), words];
+    });
+    session.on(voice.AgentSessionEventTypes.ConversationItemAdded, ({ item }) => {
+      if (item.type === 'message' && item.role === 'user') this.commitMessage(item);
+    });
   }
 
   /** Identity of the caller, once known. */
@@ -194,18 +213,52 @@ export class CallContext {
   }
 
   /**
-   * How the caller's most recent input arrived. Rooms note speech transcripts and typed
-   * text, key presses note themselves; with nothing noted it is speech when the session
-   * has audio input and text otherwise.
+   * How the caller's most recent input arrived: a final transcript of upstream's recogniser
+   * (`user_input_transcribed`) is speech, a key press dtmf, a caller message nothing
+   * transcribed (typed text) text. Before any input: speech when the session has audio input,
+   * text otherwise.
    */
   get lastInputModality(): InputModality {
     if (this._lastInput) return this._lastInput;
     return this.session.input.audio ? 'speech' : 'text';
   }
 
-  /** Records how the caller's latest input arrived (see {@link lastInputModality}). */
+  /**
+   * How one caller message arrived: `speech` when upstream transcribed it (a final transcript
+   * came before it), `text` when nothing did (it was typed). A task asks this for the message
+   * it is answering, so an earlier key press never makes a spoken answer keypad input.
+   */
+  modalityOf(message: { id: string; textContent?: string }): 'speech' | 'text' {
+    const known = this.messages.get(message.id);
+    if (known) return known;
+    if (this.declaredSpeech) return 'speech';
+    // Upstream commits a spoken turn as its final transcripts joined: a message holding one
+    // of them was heard; one that holds none was typed (a transcript left over is stale).
+    const said = comparable(message.textContent ?? '');
+    return this.heard.some((heard) => said.includes(heard)) ? 'speech' : 'text';
+  }
+
+  /**
+   * Declares how the caller's latest input arrived, for a driver that feeds caller messages
+   * upstream did not transcribe (a simulated caller "speaking" text): `speech` makes the next
+   * caller message speech. The call notes transcripts, typed messages and keys itself.
+   */
   noteInput(modality: InputModality): void {
     this._lastInput = modality;
+    if (modality !== 'dtmf') this.declaredSpeech = modality === 'speech';
+  }
+
+  /** A caller message entered the conversation: speech if upstream transcribed it. */
+  private commitMessage(message: { id: string; textContent?: string }): void {
+    const modality = this.modalityOf(message);
+    this.heard = [];
+    this.declaredSpeech = false;
+    this._lastInput = modality;
+    this.messages.set(message.id, modality);
+    if (this.messages.size > 16) {
+      const oldest = this.messages.keys().next().value;
+      if (oldest !== undefined) this.messages.delete(oldest);
+    }
   }
 
   /** True while something (a digit collector, a blocked tool) waits on the caller. */
@@ -220,15 +273,18 @@ export class CallContext {
 
   /**
    * Declares that the caller's input is a secret until the returned function is called, so
-   * whatever echoes the caller (the simulated caller's transcript, `taskline run`) masks it.
+   * whatever echoes the caller (the simulated caller's transcript, `taskline run`, the logger
+   * taskline starts) masks it.
    */
   expectSecret(): () => void {
     this.secrets += 1;
+    const endLogMasking = beginSecretCapture();
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.secrets -= 1;
+      endLogMasking();
     };
   }
 
@@ -249,9 +305,11 @@ export class CallContext {
     return () => {
       if (released) return;
       released = true;
+      const before = this.expectation;
       const i = this.expectations.lastIndexOf(expectation);
       if (i >= 0) this.expectations.splice(i, 1);
-      this.emitter.emit('expecting', this.expectation);
+      // Replacing one's own expectation (publish the new, then release the old) is one change.
+      if (this.expectation !== before) this.emitter.emit('expecting', this.expectation);
     };
   }
 
@@ -340,6 +398,14 @@ export class CallContext {
     this.emitter.on(event, listener as never);
     return () => this.emitter.off(event, listener as never);
   }
+}
+
+/** Words of a transcript or message, for telling whether one holds the other. */
+function comparable(text: string): string {
+  return text
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}]+/gu, ' ')
+    .trim();
 }
 
 const calls = new WeakMap<voice.AgentSession, CallContext>();

@@ -15,7 +15,9 @@ export type TasklineErrorCode =
   | 'call_failed'
   /** A model call failed (before, during or after streaming); nothing it said was used. */
   | 'model_error'
-  | 'invalid_scenario';
+  | 'invalid_scenario'
+  /** A flow document (YAML/JSON) that cannot be loaded: its message starts with file:line. */
+  | 'invalid_flow';
 
 /**
  * The one error class taskline throws: a stable `code` to branch on and a message that

@@ -1,6 +1,6 @@
 import { initializeLogger, log, loggerOptions } from '@livekit/agents';
 import { TasklineError } from './errors.js';
-import { maskFields, maskPII } from './pii.js';
+import { maskFields, maskLogLine, maskPII } from './pii.js';
 
 /** Severity of a taskline log line. */
 export type LogLevel = 'debug' | 'info' | 'warn' | 'error';
@@ -29,12 +29,73 @@ export function logLine(
 
 /**
  * Initialises upstream's logger when nothing has yet (`new voice.AgentSession()` throws
- * "logger not initialized" otherwise): at `LOG_LEVEL`, or silent. An app's own
- * `initializeLogger` call, before or after, wins.
+ * "logger not initialized" otherwise): at `LOG_LEVEL`, or silent, masked (see
+ * {@link startLogger}). An app's own `initializeLogger` call, before or after, wins.
  */
 export function ensureLogger(): void {
   if (loggerOptions()) return;
-  initializeLogger({ pretty: false, level: logLevelFromEnv() });
+  startLogger({ level: logLevelFromEnv() });
+}
+
+/**
+ * Initialises upstream's logger — the one every upstream and taskline line goes through — and
+ * masks what it writes: a card number or a registered secret in any field of any line
+ * (upstream's own debug lines carry tool arguments and transcripts in `lk.pii.*` fields) is
+ * masked on the way out, and while a call collects a secret every `lk.pii.*` field is. Every
+ * logger taskline starts is started here.
+ */
+export function startLogger(options: { level: string; pretty?: boolean }): void {
+  initializeLogger({ pretty: options.pretty ?? false, level: options.level });
+  maskLogOutput(log());
+}
+
+/**
+ * Masks the lines of the logger upstream already started in this process (a room worker's job
+ * process, whose logger upstream's CLI creates): see {@link maskLogOutput}. Does nothing when no
+ * logger exists yet; never throws.
+ */
+export function maskStartedLogger(): void {
+  if (!loggerOptions()) return;
+  try {
+    maskLogOutput(log());
+  } catch {
+    // no logger to mask
+  }
+}
+
+/** Marks a destination already wrapped by {@link maskLogOutput}. */
+const MASKED = Symbol.for('taskline.maskedLogDestination');
+
+/** What pino calls on its destination; the rest passes through unchanged. */
+interface Destination {
+  write(chunk: string): unknown;
+}
+
+/**
+ * Masks every line a pino logger (upstream's) writes, by wrapping its destination: the
+ * logger and all its children, created before or after, write through the wrapper. Returns
+ * false when the logger does not have the shape this relies on (a pino version that keeps
+ * its destination elsewhere); tests/upstream pins it. Idempotent.
+ */
+export function maskLogOutput(logger: object): boolean {
+  // pino keeps its destination under a private symbol (pino.symbols.streamSym); children
+  // inherit it through their prototype, so replacing it on the root covers them too.
+  const key = Object.getOwnPropertySymbols(logger).find((s) => s.description === 'pino.stream');
+  if (key === undefined) return false;
+  const holder = logger as Record<symbol, Destination | undefined>;
+  const destination = holder[key];
+  if (destination === undefined || typeof destination.write !== 'function') return false;
+  if ((destination as unknown as Record<symbol, unknown>)[MASKED]) return true;
+  const write = (chunk: string) => destination.write(maskLogLine(String(chunk)));
+  holder[key] = new Proxy(destination, {
+    get(target, prop) {
+      if (prop === 'write') return write;
+      if (prop === MASKED) return true;
+      const value = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+  return true;
 }
 
 /** The log levels `LOG_LEVEL` accepts (upstream's pino levels). */

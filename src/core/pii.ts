@@ -23,10 +23,30 @@ export function registerSecret(secret: string): void {
     const oldest = secrets.keys().next().value;
     if (oldest !== undefined) secrets.delete(oldest);
   }
+  if (/^[0-9]+$/.test(value)) {
+    // Digits match as written ("8642", "8 6 4 2") and as a transcript spells them out
+    // ("eight six four two", "oh" for zero).
+    const digits = [...value].map((d) => `(?:${d}|${DIGIT_NAMES[Number(d)]})`);
+    const pattern = digits.join('(?:[\\s,.-]{0,3})');
+    secrets.set(value, new RegExp(`(?<![0-9])${pattern}(?![0-9])`, 'gi'));
+    return;
+  }
   const pattern = [...value].map(escapeRegExp).join('[\\s-]?');
-  const edge = /^[0-9]+$/.test(value) ? ['(?<![0-9])', '(?![0-9])'] : ['', ''];
-  secrets.set(value, new RegExp(`${edge[0]}${pattern}${edge[1]}`, 'g'));
+  secrets.set(value, new RegExp(pattern, 'g'));
 }
+
+const DIGIT_NAMES = [
+  'zero|oh',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+];
 
 /** Forgets every registered secret (tests, or a process that recycles between calls). */
 export function clearSecrets(): void {
@@ -81,9 +101,55 @@ export function maskPII(text: string): string {
       .join('');
   });
   for (const pattern of secrets.values()) {
-    out = out.replace(pattern, (found) => found.replace(/[^\s-]/g, '*'));
+    out = out.replace(pattern, (found) => found.replace(/[^\s,.-]/g, '*'));
   }
   return out;
+}
+
+let secretCaptures = 0;
+
+/**
+ * Declares that some call is collecting a secret (a PIN) until the returned function is
+ * called: the caller's words are logged masked meanwhile, even before the value is known
+ * and registered.
+ */
+export function beginSecretCapture(): () => void {
+  secretCaptures += 1;
+  let ended = false;
+  return () => {
+    if (ended) return;
+    ended = true;
+    secretCaptures -= 1;
+  };
+}
+
+/** True while any call in this process collects a secret. */
+export function secretCaptureActive(): boolean {
+  return secretCaptures > 0;
+}
+
+/** Log fields (upstream marks them `lk.pii.*`) that carry what the caller said or typed. */
+const CALLER_INPUT_KEY = /^lk\.pii\./u;
+
+/**
+ * Masks one serialized log line (JSON, as upstream's logger writes it): card numbers and
+ * registered secrets anywhere in it, and — while a secret is being collected — every
+ * `lk.pii.*` field, which may hold the secret before it is registered. A line that is not
+ * JSON is masked as text.
+ */
+export function maskLogLine(line: string): string {
+  if (secretCaptures > 0 && line.includes('"lk.pii.')) {
+    try {
+      const record = JSON.parse(line) as Record<string, unknown>;
+      for (const key of Object.keys(record)) {
+        if (CALLER_INPUT_KEY.test(key)) record[key] = '****';
+      }
+      return `${maskPII(JSON.stringify(record))}\n`;
+    } catch {
+      // not JSON: mask as text below
+    }
+  }
+  return maskPII(line);
 }
 
 /** Applies {@link maskPII} to every string inside a log record (objects and arrays, depth-bounded). */

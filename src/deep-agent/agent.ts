@@ -332,6 +332,12 @@ export function buildParts(
     options.tools,
   );
   const guarded = approvals ? approvals.guard(tools, origin) : tools;
+  // Sub-agents inherit the policy: the same tools are guarded in every headless run.
+  if (approvals && manager && options.approval?.subagents !== false) {
+    manager.guardSubAgentTools((list, run) =>
+      approvals.guard(list, { subagent: run.name }, { partial: true }),
+    );
+  }
   const shell = execution?.shell;
   const prompt = (extra: { skills?: string; memory?: string; historyPath?: string } = {}) =>
     assemblePrompt({

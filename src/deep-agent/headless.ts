@@ -60,7 +60,7 @@ export async function createHeadlessDeepAgent(
       'the result only: one or two plain sentences the voice agent can say, then details.',
   ].join('\n\n');
   const tools = options.approvals
-    ? options.approvals.guard(parts.tools, { subagent: options.name })
+    ? options.approvals.guard(parts.tools, { subagent: options.name }, { partial: true })
     : parts.tools;
   const spec = defineSubAgent({
     name: options.name,

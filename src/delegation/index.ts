@@ -13,8 +13,10 @@ export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js'
 export { type ApiKeyEntry, ApiKeys, type Identity } from './api/auth.js';
 export {
   createDelegationsApi,
+  DEFAULT_LIMITS,
   type DelegationsApi,
   type DelegationsApiOptions,
+  type ServerLimits,
 } from './api/server.js';
 export { type ContractEvent, type ContractMessage, contractSubject } from './bus/contract.js';
 export { type InProcessBusOptions, InProcessDelegationBus } from './bus/in-process.js';

@@ -19,7 +19,7 @@ import type { FileBackend } from '../tools/files/backend.js';
 import { MemoryBackend } from '../tools/files/backends/memory.js';
 import { MemoryDelegationStore } from './memory-store.js';
 import type { DelegationStore } from './record.js';
-import { type AnySubAgent, isVoiceSpecialist } from './subagent.js';
+import { type AnySubAgent, isVoiceSpecialist, type SubAgentToolGuard } from './subagent.js';
 import { checkRequest, Slots } from './task-manager/admission.js';
 import { Deadlines } from './task-manager/deadlines.js';
 import { Delivery } from './task-manager/delivery.js';
@@ -107,6 +107,7 @@ export class TaskManager implements DelegationHost {
   readonly #records: TaskRecords;
   readonly #turns: TurnHost;
   readonly #execution: ExecutionContext;
+  readonly #toolGuards: SubAgentToolGuard[] = [];
   #clock: Clock;
   /** Task timeouts, on the clock they were started on. */
   #deadlines: Deadlines;
@@ -168,6 +169,19 @@ export class TaskManager implements DelegationHost {
       host: this,
       options,
       limits: this.#limits,
+      toolGuards: this.#toolGuards,
+    };
+  }
+
+  /**
+   * Wraps the tools of every headless sub-agent this manager runs, from its next run on: how
+   * a deep agent's approval policy reaches its sub-agents. Returns a function that removes it.
+   */
+  guardSubAgentTools(guard: SubAgentToolGuard): () => void {
+    if (!this.#toolGuards.includes(guard)) this.#toolGuards.push(guard);
+    return () => {
+      const at = this.#toolGuards.indexOf(guard);
+      if (at >= 0) this.#toolGuards.splice(at, 1);
     };
   }
 

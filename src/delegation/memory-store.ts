@@ -14,6 +14,7 @@ import type {
   OverdueRecord,
   StageStatus,
   StageUpdate,
+  UpdateOptions,
 } from './record.js';
 import {
   applyPatch,
@@ -209,9 +210,13 @@ export class MemoryDelegationStore implements DelegationStore {
     return stored;
   }
 
-  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
+  async update(
+    id: string,
+    patch: DelegationPatch,
+    options: UpdateOptions = {},
+  ): Promise<DelegationRecord> {
     this.#open();
-    const record = applyPatch(this.#must(id), patch);
+    const record = applyPatch(this.#must(id), patch, options);
     const stored = freezeRecord({
       ...record,
       sub_task_data: copy(record.sub_task_data, 'sub_task_data'),

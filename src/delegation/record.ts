@@ -158,6 +158,18 @@ export interface StageUpdate {
    * `invalid_state` with reason `changed`. Lets a worker claim a stage atomically.
    */
   expect?: DelegationState;
+  /**
+   * Called with the record as it is inside the write, before anything changes; throwing refuses
+   * the write. Lets a caller decide on the record it actually changes (who may move which stage,
+   * `If-Match`), with no window between the check and the write.
+   */
+  precondition?: (current: DelegationRecord) => void;
+}
+
+/** Options of {@link DelegationStore.update}. */
+export interface UpdateOptions {
+  /** As {@link StageUpdate.precondition}: checked on the record inside the write. */
+  precondition?: (current: DelegationRecord) => void;
 }
 
 /**
@@ -190,7 +202,7 @@ export interface DelegationStore {
   /** Moves one stage forward, creating it if new (illegal moves throw); returns the record. */
   setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord>;
   /** Changes record fields (see {@link DelegationPatch}); returns the updated record. */
-  update(id: string, patch: DelegationPatch): Promise<DelegationRecord>;
+  update(id: string, patch: DelegationPatch, options?: UpdateOptions): Promise<DelegationRecord>;
   delete(id: string): Promise<boolean>;
   query(
     filter: DelegationFilter,

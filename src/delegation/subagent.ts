@@ -20,6 +20,20 @@ export interface SubAgentToolContext {
   depth: number;
 }
 
+/** Which headless run a {@link SubAgentToolGuard} wraps tools for. */
+export interface SubAgentRun {
+  /** The sub-agent type. */
+  name: string;
+  taskId: string;
+  depth: number;
+}
+
+/**
+ * Wraps a headless sub-agent's tools before each run: how a voice agent's approval policy
+ * reaches the sub-agents its TaskManager runs (see `TaskManager.guardSubAgentTools`).
+ */
+export type SubAgentToolGuard = (tools: llm.FunctionTool[], run: SubAgentRun) => llm.FunctionTool[];
+
 /** A headless sub-agent: runs as an LLM tool loop, no voice. */
 export interface SubAgentSpec<O = unknown> {
   kind?: 'headless';

@@ -2,7 +2,10 @@ import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, type llm, voice } from '@livekit/agents';
 import type { Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
-import type { StepMeta, TaskFactory } from './types.js';
+import type { AnswersSoFar, StepContext, StepMeta, TaskFactory } from './types.js';
+
+/** A line to speak: fixed text, or made from the answers given so far. */
+export type AnnounceLine<A = AnswersSoFar> = string | ((answers: A) => string);
 
 /** A task that speaks one line (no model) and completes once it has been played. */
 export class AnnounceTask extends voice.AgentTask<Outcome<void>> {
@@ -24,14 +27,63 @@ export class AnnounceTask extends voice.AgentTask<Outcome<void>> {
   }
 }
 
+/** A task that could not build its line: it says nothing and fails its step. */
+class FailedAnnounce extends voice.AgentTask<Outcome<void>> {
+  constructor(
+    id: string,
+    private readonly reason: string,
+  ) {
+    super({ id, instructions: 'Say nothing.' });
+  }
+
+  override async onEnter(): Promise<void> {
+    if (!this.done) this.complete({ status: 'invalid', attempts: 0, reason: this.reason });
+  }
+
+  override async llmNode(): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+    return emptyStream();
+  }
+}
+
+/** What an announce factory shows of itself: it only speaks, and what it says. */
+export interface AnnounceFactory extends TaskFactory<void> {
+  meta: StepMeta;
+  /** The line as given: fixed text or a function of the answers. */
+  readonly line: AnnounceLine<never>;
+  /** The task id it speaks as. */
+  readonly taskId: string | undefined;
+}
+
 /**
  * A speak-only step ("Thank you, goodbye!"): it never waits for the caller and adds no
- * key to the flow's result.
+ * key to the flow's result. The line may be a function of the answers given so far; one
+ * that throws (or returns no text) fails the step as `invalid` without speaking.
  *
  * @example
  * flow('survey').step('thanks', announce('Thanks for your time. Goodbye!'))
+ * flow('order').step('recap', announce((a: { size?: string }) => `One ${a.size ?? 'regular'} coffee, coming up.`))
  */
-export function announce(text: string, id?: string): TaskFactory<void> & { meta: StepMeta } {
-  const factory = () => new AnnounceTask(text, id);
-  return Object.assign(factory, { meta: { listens: false, handlesNoInput: true } });
+export function announce<A = AnswersSoFar>(line: AnnounceLine<A>, id?: string): AnnounceFactory {
+  if (typeof line !== 'string' && typeof line !== 'function') {
+    throw new TypeError('announce() takes a line of text or a function of the answers.');
+  }
+  const factory = (context?: StepContext) => {
+    if (typeof line === 'string') return new AnnounceTask(line, id);
+    let text: unknown;
+    try {
+      text = line((context?.answers ?? {}) as A);
+    } catch (error) {
+      const why = error instanceof Error ? error.message : String(error);
+      return new FailedAnnounce(id ?? 'announce', `the announce line could not be made: ${why}`);
+    }
+    if (typeof text !== 'string' || text.trim() === '') {
+      return new FailedAnnounce(id ?? 'announce', 'the announce line was empty');
+    }
+    return new AnnounceTask(text, id);
+  };
+  return Object.assign(factory, {
+    meta: { listens: false, handlesNoInput: true },
+    line: line as AnnounceLine<never>,
+    taskId: id,
+  });
 }

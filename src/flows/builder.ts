@@ -1,5 +1,9 @@
+import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { derivedCheck, isZodSchema, sourceMasked } from './answer-check.js';
+import { assertCondition } from './conditions.js';
 import type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
+import { isPick, isWhen } from './graph.js';
 import type {
   AddStep,
   AnyStepSource,
@@ -17,11 +21,11 @@ import { assertValidFlow, type FlowValidation, validateFlow } from './validate.j
 export type CheckPick<O> = O extends {
   next: { to: readonly (infer To)[]; pick: (...args: never[]) => infer P };
 }
-  ? string extends P
+  ? string extends Awaited<P>
     ? unknown // a widened return type (a block body) is checked at run time instead
-    : [P] extends [To]
+    : [Awaited<P>] extends [To]
       ? unknown
-      : { next: { pick: (...args: never[]) => To } }
+      : { next: { pick: (...args: never[]) => To | PromiseLike<To> } }
   : unknown;
 
 /** A flow: declared steps, runnable as an AgentTask, with its result type inferred. */
@@ -76,10 +80,11 @@ export class FlowBuilder<Steps extends StepInfo[] = []> implements Flow<FlowValu
     const def = this.definition;
     const opts = (options ?? {}) as StepOptions<unknown>;
     checkStep(def, id, opts);
+    const runner = toRunner(id, source, opts.schema);
     const step: StepDef = {
       id,
       index: def.steps.length,
-      runner: toRunner(id, source),
+      runner,
       next: opts.next,
       canRevisit: opts.canRevisit ?? false,
       skippable: opts.skippable ?? false,
@@ -89,7 +94,11 @@ export class FlowBuilder<Steps extends StepInfo[] = []> implements Flow<FlowValu
       timeoutMs: opts.timeoutMs,
       context: opts.context,
       meta: { ...sourceMeta(source), ...opts.meta },
+      masked: opts.mask ?? sourceMasked(source),
+      source,
+      ...(opts.schema !== undefined ? { schema: opts.schema } : {}),
     };
+    checkNext(def, step);
     return new FlowBuilder({ ...def, steps: [...def.steps, step] });
   }
 
@@ -147,6 +156,22 @@ export function flow(name: string, options: FlowOptions = {}): FlowBuilder<[]> {
       `maxStepRuns must be a whole number from 1 to 1000 (got ${String(maxStepRuns)}).`,
     );
   }
+  const { version, migrate } = options;
+  if (
+    version !== undefined &&
+    !(
+      (typeof version === 'number' && Number.isSafeInteger(version) && version >= 0) ||
+      (typeof version === 'string' && version.length > 0 && version.length <= 64)
+    )
+  ) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Flow "${name}": version must be a whole number or a short string (got ${JSON.stringify(version)}).`,
+    );
+  }
+  if (migrate !== undefined && typeof migrate !== 'function') {
+    throw new TasklineError('invalid_argument', `Flow "${name}": migrate must be a function.`);
+  }
   return new FlowBuilder({ name, steps: [], options });
 }
 
@@ -203,9 +228,17 @@ function checkStep(def: FlowDefinition, id: string, opts: StepOptions<unknown>):
   }
 }
 
-function toRunner(id: string, source: unknown): StepRunner {
+function toRunner(id: string, source: unknown, schema: unknown): StepRunner {
+  if (schema !== undefined && !isZodSchema(schema)) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Step "${id}": schema must be a zod 4 schema of the step's answer.`,
+    );
+  }
+  const own = schema === undefined ? {} : { schema: schema as z.ZodType };
   if (typeof source === 'function') {
-    return { kind: 'task', create: source as StepRunnerTask, definition: false };
+    const factory = source as StepRunnerTask;
+    return { kind: 'task', create: (context) => factory(context), definition: false, ...own };
   }
   if (typeof source === 'object' && source !== null) {
     const s = source as {
@@ -219,13 +252,13 @@ function toRunner(id: string, source: unknown): StepRunner {
       return { kind: 'flow', flow: s.definition as FlowDefinition };
     }
     if (typeof s.create === 'function') {
-      const create = s.create as StepRunnerTask;
-      const isTaskDefinition = typeof s.spec === 'object' && typeof s.schema === 'object';
+      const create = s.create as () => ReturnType<StepRunnerTask>;
       return {
         kind: 'task',
         create: () => create.call(source),
         definition: true,
-        ...(isTaskDefinition ? { schema: s.schema as never } : {}),
+        ...derivedCheck(source),
+        ...own,
       };
     }
   }
@@ -236,6 +269,50 @@ function toRunner(id: string, source: unknown): StepRunner {
 }
 
 type StepRunnerTask = Extract<StepRunner, { kind: 'task' }>['create'];
+
+/** Checks a step's `next` beyond its shape: conditions, and the bounds of an async pick. */
+function checkNext(def: FlowDefinition, step: StepDef): void {
+  const next = step.next;
+  if (isWhen(next)) {
+    if (next.when.length === 0) {
+      throw new TasklineError(
+        'invalid_argument',
+        `Step "${step.id}": "when" needs at least one case.`,
+      );
+    }
+    for (const c of next.when) {
+      if (typeof c !== 'object' || c === null || typeof c.to !== 'string') {
+        throw new TasklineError(
+          'invalid_argument',
+          `Step "${step.id}": each "when" case is { if: condition, to: step }.`,
+        );
+      }
+      assertCondition(c.if, step.id, {
+        // Steps declared later are checked by validateFlow once the flow is whole.
+        hasStep: () => true,
+        schemaOf: (id) =>
+          id === step.id && step.runner.kind === 'task' ? step.runner.schema : undefined,
+      });
+    }
+    return;
+  }
+  if (isPick(next)) {
+    const ms = next.timeoutMs;
+    if (ms !== undefined && !(Number.isFinite(ms) && ms >= 100 && ms <= 60_000)) {
+      throw new TasklineError(
+        'invalid_argument',
+        `Step "${step.id}": a pick's timeoutMs must be between 100 and 60000 ms (got ${String(ms)}).`,
+      );
+    }
+    if (next.onError !== undefined && !next.to.includes(next.onError)) {
+      throw new TasklineError(
+        'invalid_argument',
+        `Step "${step.id}": its pick's onError "${next.onError}" must be one of its targets (${next.to.join(', ')}).`,
+      );
+    }
+  }
+  void def;
+}
 
 /** Menu metadata a source exposes (`meta`, or `keys` / `repeatKey` / `backKey` fields). */
 function sourceMeta(source: unknown): StepMeta {

@@ -9,7 +9,8 @@ import { traceCheckpoint } from '../observability/flows.js';
 import { CheckpointIO } from './checkpoint-io.js';
 import type { CheckpointKey, CheckpointStore, FlowState } from './checkpoints/types.js';
 import type { FlowDefinition } from './definition.js';
-import type { FlowStatus } from './types.js';
+import { type Restored, storedSavedAt, storedStatus } from './restore.js';
+import type { CheckpointRefusal, FlowStatus } from './types.js';
 
 /** Emitted after every checkpoint write. */
 export interface CheckpointInfo {
@@ -23,17 +24,40 @@ export interface CheckpointInfo {
   step?: string;
 }
 
-/** How a claim went: a new call, a resumed one, one already completed, or lost. */
-export type Claim = 'fresh' | 'resumed' | 'completed' | 'lost';
+/** How a claim went: a new call, a resumed one, one already completed, refused, or lost. */
+export type Claim = 'fresh' | 'resumed' | 'completed' | 'refused' | 'lost';
+
+/** Resumes within this long of the last write unless the run says otherwise (30 minutes). */
+export const DEFAULT_RESUME_WINDOW_MS = 30 * 60_000;
 
 /** What {@link FlowCheckpoints.claim} needs from the runner. */
 export interface ClaimOptions {
   /** A new call's state. */
   fresh: () => FlowState;
-  /** A stored state, re-checked for this flow's definition. */
-  restore: (saved: FlowState) => FlowState;
-  /** A checkpoint that already completed: return its result (default) or start over. */
+  /** A stored state, checked and re-walked for this flow's definition. */
+  restore: (saved: unknown) => Promise<Restored | { ok: false; refusal: CheckpointRefusal }>;
+  /** A checkpoint that already completed: start over (default) or return its result. */
   ifCompleted?: 'return' | 'restart';
+  /** A checkpoint that cannot be trusted: fail with the refusal (default) or start over. */
+  ifRefused?: 'fail' | 'restart';
+  /** A checkpoint last written longer ago than this is not resumed: the call starts afresh. */
+  resumeWindowMs?: number;
+  /** Now, on the call's clock. */
+  now: number;
+}
+
+/** What a claim hands back: the state to continue from (or report from) and what it found. */
+export interface ClaimResult {
+  claim: Claim;
+  state: FlowState;
+  /** Masked answers to ask again (resumed) or missing from the value (completed). */
+  reask?: string[];
+  /** Those of `reask` withheld from the checkpoint because they are secret. */
+  secret?: string[];
+  /** Where the caller was (resumed). */
+  resumeAt?: string;
+  /** Why the stored checkpoint was refused. */
+  refusal?: CheckpointRefusal;
 }
 
 /** The checkpoint side of one flow run: its key, the version it holds, and its writes. */
@@ -46,45 +70,67 @@ export class FlowCheckpoints {
   constructor(
     store: CheckpointStore | undefined,
     readonly key: CheckpointKey,
-    clock: Clock,
+    private readonly clock: Clock,
     timeoutMs: number | undefined,
     private readonly onWrite: (info: CheckpointInfo) => void,
+    /** The state as the store sees it (masked answers withheld or sealed). */
+    private readonly toStored: (state: FlowState) => FlowState = (s) => s,
   ) {
     this.io = new CheckpointIO(store, key, clock, timeoutMs);
   }
 
   /**
    * Loads the call's checkpoint and claims it for this session with one versioned write.
-   * A claim that loses to a session which has since stopped (its final write landed
-   * between our read and our write) is retried; one that loses to a live session is lost.
-   * Returns the state to continue from (or report from, when lost).
+   * A checkpoint older than the resume window, or completed (unless `ifCompleted: 'return'`),
+   * starts the call afresh; one that does not hold up is refused (nothing is written). A
+   * claim that loses to a session which has since stopped (its final write landed between
+   * our read and our write) is retried; one that loses to a live session is lost.
    */
-  async claim(
-    initial: FlowState,
-    options: ClaimOptions,
-  ): Promise<{ claim: Claim; state: FlowState }> {
+  async claim(initial: FlowState, options: ClaimOptions): Promise<ClaimResult> {
     const io = this.io;
     let state = initial;
+    const window = options.resumeWindowMs ?? DEFAULT_RESUME_WINDOW_MS;
     for (let attempt = 0; ; attempt++) {
       const loaded = await io.load();
       if (io.failure) return { claim: 'lost', state };
-      if (loaded?.state.status === 'completed' && options.ifCompleted !== 'restart') {
-        this.version = loaded.version;
-        return { claim: 'completed', state: loaded.state };
-      }
-      const resumed = loaded !== undefined && loaded.state.status !== 'completed';
       this.version = loaded?.version ?? 0;
-      state = resumed ? options.restore(loaded.state) : options.fresh();
+      const raw: unknown = loaded?.state;
+      const savedAt = loaded ? (storedSavedAt(raw) ?? loaded.updatedAt) : undefined;
+      const usable =
+        loaded !== undefined &&
+        !(savedAt !== undefined && options.now - savedAt > window) &&
+        !(storedStatus(raw) === 'completed' && options.ifCompleted !== 'return');
+      let result: ClaimResult | undefined;
+      if (usable) {
+        const restored = await options.restore(raw);
+        if (!restored.ok) {
+          if (options.ifRefused !== 'restart') {
+            return { claim: 'refused', state, refusal: restored.refusal };
+          }
+        } else if (restored.state.status === 'completed') {
+          return { claim: 'completed', state: restored.state, reask: restored.reask };
+        } else {
+          result = {
+            claim: 'resumed',
+            state: restored.state,
+            reask: restored.reask,
+            secret: restored.secret,
+            resumeAt: restored.resumeAt,
+          };
+        }
+      }
+      result ??= { claim: 'fresh', state: options.fresh() };
+      state = result.state;
       state.owner = `${process.pid}:${randomUUID()}`;
       state.status = 'running';
       delete state.reason;
       delete state.step;
       delete state.endedAt;
-      if (resumed) state.resumes += 1;
-      if (await this.persist(state)) return { claim: resumed ? 'resumed' : 'fresh', state };
+      if (result.claim === 'resumed') state.resumes += 1;
+      if (await this.persist(state)) return result;
       if (io.failure) return { claim: 'lost', state };
       const current = await io.load();
-      if (io.failure || attempt >= 2 || !current || current.state.status === 'running') {
+      if (io.failure || attempt >= 2 || !current || storedStatus(current.state) === 'running') {
         return { claim: 'lost', state };
       }
     }
@@ -97,7 +143,9 @@ export class FlowCheckpoints {
   async persist(state: FlowState, step?: string): Promise<boolean> {
     const io = this.io;
     if (!io.enabled) return true;
-    const written = await traceCheckpoint(this.key.flow, step, () => io.save(state, this.version));
+    state.savedAt = this.clock.now();
+    const stored = this.toStored(state);
+    const written = await traceCheckpoint(this.key.flow, step, () => io.save(stored, this.version));
     if (written === undefined) return false;
     this.version = written;
     const info: CheckpointInfo = {
@@ -115,7 +163,9 @@ export class FlowCheckpoints {
 
 /** The state of a call that starts at the flow's first step. */
 export function freshState(def: FlowDefinition, key: CheckpointKey, now: number): FlowState {
+  const version = def.options.version;
   return {
+    ...(version !== undefined ? { version } : {}),
     flow: key.flow,
     callId: key.callId,
     status: 'running',

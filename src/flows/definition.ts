@@ -1,17 +1,26 @@
 import type { voice } from '@livekit/agents';
 import type { z } from 'zod/v4';
 import type { Outcome } from '../outcome.js';
-import type { ContextPolicy, FailurePolicy, NextSpec, StepMeta } from './types.js';
+import type {
+  AnswersSoFar,
+  ContextPolicy,
+  FailurePolicy,
+  NextSpec,
+  StepContext,
+  StepMeta,
+} from './types.js';
 
 /** How the runner makes a step's task: a task factory, or a nested flow. */
 export type StepRunner =
   | {
       kind: 'task';
-      create: () => voice.AgentTask<Outcome<unknown>>;
+      create: (context: StepContext) => voice.AgentTask<Outcome<unknown>>;
       /** True when the source is a definition object (it handles silence itself). */
       definition: boolean;
       /** The value schema, when the source is a TaskDefinition (restored answers are re-checked). */
       schema?: z.ZodType;
+      /** A check of the answer when there is no schema (digit rules, menu values). */
+      check?: (value: unknown) => boolean;
     }
   | { kind: 'flow'; flow: FlowDefinition };
 
@@ -30,6 +39,12 @@ export interface StepDef {
   readonly timeoutMs?: number;
   readonly context?: ContextPolicy;
   readonly meta: StepMeta;
+  /** The answer is a secret: never checkpointed in clear. */
+  readonly masked: boolean;
+  /** What the step was declared with (a definition, a factory, a flow): `toData` names it. */
+  readonly source: unknown;
+  /** The step's own answer schema, when it was given one (`schema` option). */
+  readonly schema?: unknown;
 }
 
 /** Options of a whole flow; see {@link flow}. */
@@ -42,7 +57,39 @@ export interface FlowOptions {
   maxBackSteps?: number;
   /** Step runs allowed in one call, a last guard against loops. Default 10 per step (min 50). */
   maxStepRuns?: number;
+  /**
+   * The flow's version, recorded in every checkpoint. A call checkpointed under another
+   * version resumes only through `migrate`; without one it is refused (`version_mismatch`).
+   */
+  version?: FlowVersion;
+  /** Carries a checkpoint of another version over to this one (see {@link FlowMigration}). */
+  migrate?: FlowMigration;
 }
+
+/** A flow version: a whole number or a string such as "2024-06". */
+export type FlowVersion = number | string;
+
+/** The answers of a checkpoint written by another version of the flow. */
+export interface MigrationInput {
+  /** The version that wrote it (undefined: a checkpoint written before versions). */
+  from: FlowVersion | undefined;
+  /** The version running now. */
+  to: FlowVersion | undefined;
+  /** Answers by step id (masked ones withheld from the checkpoint are absent). */
+  answers: AnswersSoFar;
+  /** Steps that were skipped. */
+  skipped: readonly string[];
+}
+
+/**
+ * Carries a checkpoint written by another version over to this one: the answers under this
+ * version's step ids (renamed, converted, dropped), or undefined to refuse the checkpoint.
+ * The result is checked like any checkpoint: each answer against its step's schema, the
+ * position re-walked from the first step.
+ */
+export type FlowMigration = (
+  input: MigrationInput,
+) => { answers: Record<string, unknown>; skipped?: readonly string[] } | undefined;
 
 /** A flow's declared steps and options: plain data the runner executes. */
 export interface FlowDefinition {

@@ -1,16 +1,22 @@
 /**
  * Where a flow goes: the `go_back` tool a caller uses to change an earlier answer, the
  * fast-forward over answers that still apply after such a revisit, pruning answers the new
- * path no longer passes, and re-checking answers restored from a checkpoint. Pure functions of
- * the flow's definition and state; the runner (./runner.ts) decides when to call them.
+ * path no longer passes, and the walk of the answers from the first step. Functions of the
+ * flow's definition and state; the runner (./runner.ts) decides when to call them, and
+ * ./restore.ts re-walks a checkpoint with them.
  */
 import { llm, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { TasklineError } from '../core/errors.js';
 import type { Outcome } from '../outcome.js';
 import type { FlowState } from './checkpoints/types.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
-import { resolveNext, type StepEntry, valuesOf } from './graph.js';
+import {
+  type PickFailure,
+  type ResolveOptions,
+  resolveNext,
+  type StepEntry,
+  valuesOf,
+} from './graph.js';
 import { END } from './types.js';
 
 /** The go-back tool's name, as models (and scripts) call it. */
@@ -37,7 +43,9 @@ export function goBackTool(
 ): llm.ToolContextEntry | undefined {
   const max = def.options.maxBackSteps ?? DEFAULT_MAX_BACK_STEPS;
   if (!listens(step) || state.backSteps >= max) return undefined;
-  const targets = state.path.filter((id) => id !== step.id && stepById(def, id)?.canRevisit);
+  const targets = state.path.filter(
+    (id) => id !== step.id && stepById(def, id)?.canRevisit && isHeld(state.entries[id]),
+  );
   if (targets.length === 0) return undefined;
   const described = Object.fromEntries(targets.map((id) => [id, stepById(def, id)?.label ?? id]));
   return llm.tool({
@@ -87,69 +95,100 @@ function goBackParameters(def: FlowDefinition, targets: string[]): ReturnType<ty
 }
 
 /** After a revisit: skip ahead over answers that still apply, up to where the caller was. */
-export function fastForward(
+export async function fastForward(
   def: FlowDefinition,
   state: FlowState,
   from: string,
   stopAt: string | undefined,
-): string {
+  options: ResolveOptions,
+): Promise<string> {
   let cur = from;
   const seen = new Set<string>();
   const answers = valuesOf(state.entries);
-  while (cur !== END && cur !== stopAt && state.entries[cur] && !seen.has(cur)) {
+  while (cur !== END && cur !== stopAt && isHeld(state.entries[cur]) && !seen.has(cur)) {
     seen.add(cur);
-    cur = resolveNext(def, stepById(def, cur)!, state.entries[cur]!, answers);
+    cur = (await resolveNext(def, stepById(def, cur)!, state.entries[cur]!, answers, options)).to;
   }
   return cur;
 }
 
 /** Drops answers the new path no longer passes through. */
-export function prune(def: FlowDefinition, state: FlowState, position: string): void {
-  const walk = walkAnswers(def, state.entries, position);
+export async function prune(
+  def: FlowDefinition,
+  state: FlowState,
+  position: string,
+  options: ResolveOptions,
+): Promise<void> {
+  const walk = await walkAnswers(def, state.entries, options, position);
   for (const id of Object.keys(state.entries)) {
     if (!walk.path.includes(id)) delete state.entries[id];
   }
   state.path = walk.path;
 }
 
+/** True for an entry whose answer (or skip) the running flow holds. */
+export function isHeld(entry: StepEntry | undefined): entry is StepEntry {
+  return entry !== undefined && !entry.withheld;
+}
+
 /** The path the answers take from the first step, up to `until` or the first gap. */
-export function walkAnswers(
+export async function walkAnswers(
   def: FlowDefinition,
   entries: Record<string, StepEntry>,
+  options: ResolveOptions,
   until?: string,
-): { path: string[]; position: string } {
+): Promise<{ path: string[]; position: string }> {
   const path: string[] = [];
   let cur = def.steps[0]!.id;
   const answers = valuesOf(entries);
-  while (cur !== END && cur !== until && entries[cur] && !path.includes(cur)) {
+  while (cur !== END && cur !== until && isHeld(entries[cur]) && !path.includes(cur)) {
     path.push(cur);
-    cur = resolveNext(def, stepById(def, cur)!, entries[cur]!, answers);
+    cur = (await resolveNext(def, stepById(def, cur)!, entries[cur]!, answers, options)).to;
   }
   return { path, position: cur };
 }
 
-/** A checkpointed state, its answers re-checked against their schemas; a bad one is asked again. */
-export function restoreState(def: FlowDefinition, saved: FlowState): FlowState {
-  const state = structuredClone(saved);
-  for (const [id, entry] of Object.entries(state.entries)) {
-    const step = stepById(def, id);
-    const schema = step?.runner.kind === 'task' ? step.runner.schema : undefined;
-    if (!step || (schema && !entry.skipped && !schema.safeParse(entry.value).success)) {
-      delete state.entries[id];
-    }
+/** Where the flow goes after a step, and whether a resumed call is still asking again. */
+export interface Advance {
+  next: string;
+  refilling: boolean;
+  /** An async pick failed and its `onError` target was taken. */
+  pickError?: PickFailure;
+}
+
+/**
+ * Where the flow goes after `step` left `entry`, with the path and answers updated for it:
+ * through the rest of a go-back or of a resumed call's re-asked answers, or back round a
+ * loop (the answers from the step it returns to on are dropped: they are asked again).
+ * Throws a PickFailure when a pick fails with no `onError`.
+ */
+export async function advance(
+  def: FlowDefinition,
+  state: FlowState,
+  step: StepDef,
+  entry: StepEntry,
+  ctx: { resolve: ResolveOptions; refilling: boolean; answers: Record<string, unknown> },
+): Promise<Advance> {
+  const options = ctx.resolve;
+  if (ctx.refilling) {
+    // Re-walk with the answer given again: on to the next withheld answer, or back to where
+    // the caller was (or wherever the new answer leads).
+    const walk = await walkAnswers(def, state.entries, options);
+    const next = walk.position;
+    if (state.entries[next]?.withheld) return { next, refilling: true };
+    await prune(def, state, next, options);
+    return { next, refilling: false };
   }
-  const kept = state.path.filter((id) => state.entries[id]);
-  if (kept.length !== state.path.length) {
-    // An answer no longer fits its step: continue at the first one that is missing.
-    const walk = walkAnswers(def, state.entries);
-    state.path = walk.path;
-    state.position = walk.position;
+  const resolved = await resolveNext(def, step, entry, ctx.answers, options);
+  const pickError = resolved.error ? { pickError: resolved.error } : {};
+  let next = resolved.to;
+  if (state.revisit?.step === step.id) {
+    next = await fastForward(def, state, next, state.revisit.returnTo, options);
+    delete state.revisit;
+    await prune(def, state, next, options);
+    return { next, refilling: false, ...pickError };
   }
-  if (state.position !== END && !stepById(def, state.position)) {
-    throw new TasklineError(
-      'invalid_state',
-      `Call "${state.callId}" was checkpointed at step "${state.position}", which flow "${def.name}" no longer has: delete the checkpoint or restore the step.`,
-    );
-  }
-  return state;
+  if (!state.path.includes(step.id)) state.path.push(step.id);
+  if (next !== END && state.path.includes(next)) await prune(def, state, next, options);
+  return { next, refilling: false, ...pickError };
 }

@@ -1,13 +1,15 @@
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import type { CheckpointIO } from './checkpoint-io.js';
 import type { FlowState } from './checkpoints/types.js';
-import { valuesOf } from './graph.js';
+import { type PickFailure, valuesOf } from './graph.js';
 import {
+  type CheckpointRefusal,
   END,
   type FlowIncomplete,
   type FlowReport,
   type FlowResult,
   type FlowStatus,
+  type StepRecord,
 } from './types.js';
 
 /**
@@ -38,10 +40,32 @@ export function buildReport(state: FlowState): FlowReport {
   };
 }
 
-/** The result of a flow that ran to its end: the typed answers and the report. */
-export function completedResult<R>(state: FlowState): FlowResult<R> {
+/**
+ * The result of a flow that ran to its end: the typed answers and the report (and, for a
+ * call returned from its checkpoint, the masked answers it never stored).
+ */
+export function completedResult<R>(state: FlowState, withheld?: string[]): FlowResult<R> {
   const value = valuesOf(state.entries) as R;
-  return { status: 'completed', value, answers: { ...value }, report: buildReport(state) };
+  return {
+    status: 'completed',
+    value,
+    answers: { ...value },
+    report: buildReport(state),
+    ...(withheld && withheld.length > 0 ? { withheld } : {}),
+  };
+}
+
+/** The result of a flow whose stored checkpoint was refused: nothing asked, nothing written. */
+export function refusedResult<R>(state: FlowState, refusal: CheckpointRefusal): FlowResult<R> {
+  return {
+    ...incompleteResult<R>(
+      state,
+      'failed',
+      `the call's checkpoint was refused (${refusal.code}): ${refusal.message}`,
+    ),
+    error: { code: 'checkpoint_refused', message: refusal.message },
+    refused: refusal,
+  };
 }
 
 /** The result of a flow that stopped early: the answers so far, why, and where. */
@@ -112,4 +136,41 @@ export function nestedStepRun(name: string, result: FlowResult<unknown>): StepRu
     outcome: { status, attempts: t.attempts, reason: `${name}: ${result.reason}` },
     counters,
   };
+}
+
+/** The record of one step run, before the runner knows how it ended for the flow. */
+export function stepRecord(
+  step: string,
+  visit: number,
+  startedAt: number,
+  endedAt: number,
+  run: StepRun,
+): StepRecord {
+  const { outcome, counters } = run;
+  const record: StepRecord = {
+    step,
+    visit,
+    startedAt,
+    endedAt,
+    durationMs: endedAt - startedAt,
+    attempts: outcome.attempts,
+    noInput: counters.noInput,
+    noMatch: counters.noMatch,
+    invalid: counters.invalid,
+    outcome: outcome.status,
+  };
+  if (outcome.status === 'ok' && outcome.modality) record.modality = outcome.modality;
+  return record;
+}
+
+/** A failed pick as the step's outcome (`timeout`, or `error` in the record) and why. */
+export function pickFailureOutcome(
+  error: PickFailure,
+  attempts: number,
+  record: StepRecord,
+): FailedOutcome {
+  const timedOut = error.kind === 'pick_timeout';
+  record.outcome = timedOut ? 'timeout' : 'error';
+  record.reason = error.message;
+  return { status: timedOut ? 'timeout' : 'cancelled', attempts, reason: error.message };
 }

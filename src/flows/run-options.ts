@@ -3,10 +3,12 @@
  * resumed call hears. The runner itself is ./runner.ts.
  */
 import type { llm } from '@livekit/agents';
-import type { CheckpointInfo } from './checkpointing.js';
-import type { CheckpointStore } from './checkpoints/types.js';
+import type { CheckpointInfo, ClaimResult } from './checkpointing.js';
+import type { CheckpointKey, CheckpointStore } from './checkpoints/types.js';
+import { type FlowDefinition, stepById } from './definition.js';
 import type { FlowEnding } from './ending.js';
-import type { StepRecord } from './types.js';
+import type { SealKeys } from './secrets.js';
+import { END, type StepRecord } from './types.js';
 
 /** What the default resume line and a custom one are told. */
 export interface ResumeInfo {
@@ -18,6 +20,15 @@ export interface ResumeInfo {
   label?: string;
   /** Steps already answered (or skipped). */
   answered: number;
+  /**
+   * Masked answers the checkpoint did not hold (a PIN), asked again first, in order; their
+   * labels (or ids) are in `reaskLabels`.
+   */
+  reask: string[];
+  /** Labels (or ids) of the `reask` steps. */
+  reaskLabels: string[];
+  /** True when every answer asked again is a masked one (withheld from the checkpoint). */
+  reaskMasked: boolean;
 }
 
 /** Events of a running flow; subscribe with {@link FlowTask.on} or the run options. */
@@ -40,8 +51,32 @@ export interface FlowRunOptions {
   chatCtx?: llm.ChatContext;
   /** What to say when a call resumes (no model); `false` says nothing. */
   resumeLine?: false | ((info: ResumeInfo) => string);
-  /** A checkpoint that already completed: return its result (default) or start over. */
+  /**
+   * A checkpoint that already completed: start the call afresh (default) or return its
+   * result without asking anything (`'return'`: the answers are re-checked first, as on a
+   * resume). Keyed by a caller's number, `'restart'` is what a caller dialling again expects.
+   */
   ifCompleted?: 'return' | 'restart';
+  /**
+   * A stored checkpoint that does not hold up (corrupt, forged, an answer that fails its
+   * step, another version with no migration): the flow ends `failed` with `error.code`
+   * `checkpoint_refused` and `refused` saying why, writing nothing (default), or starts the
+   * call afresh over it (`'restart'`).
+   */
+  ifRefused?: 'fail' | 'restart';
+  /**
+   * A checkpoint last written longer ago than this (on the call's clock) is not resumed:
+   * the call starts afresh. Default 30 minutes; `Infinity` resumes whenever the caller
+   * comes back.
+   */
+  resumeWindowMs?: number;
+  /**
+   * Keys (32 bytes, AES-256-GCM) that seal masked answers (a PIN, a card number) in the
+   * checkpoint, so a resumed call need not ask them again. The first key seals; every key
+   * opens (list the old one second while rotating). Without keys a masked answer is never
+   * stored: a resumed call asks it again.
+   */
+  sealKeys?: SealKeys;
   /** Called after each step, once its checkpoint is written. */
   onStepCompleted?: (record: StepRecord) => void;
   /** Called after each checkpoint write. */
@@ -63,7 +98,34 @@ export interface FlowRunOptions {
 
 /** The default resume line: where the caller was, in words. */
 export function defaultResumeLine(info: ResumeInfo): string {
-  return info.label
+  const where = info.label
     ? `Welcome back. We'll pick up where we left off: ${info.label}.`
     : `Welcome back. We'll pick up where we left off, at question ${info.answered + 1}.`;
+  if (info.reask.length === 0) return where;
+  const what = info.reaskLabels.join(' and ');
+  return info.reaskMasked
+    ? `${where} For your security, I need to ask for ${what} again first.`
+    : `${where} First, I need to ask for ${what} again.`;
+}
+
+/** What a resumed call is told (and `resumed` listeners get); undefined once at the end. */
+export function resumeInfo(
+  def: FlowDefinition,
+  key: CheckpointKey,
+  claimed: ClaimResult,
+): ResumeInfo | undefined {
+  const state = claimed.state;
+  const at = claimed.resumeAt ?? state.position;
+  if (at === END) return undefined;
+  const reask = claimed.reask ?? [];
+  return {
+    flow: def.name,
+    callId: key.callId,
+    step: at,
+    label: stepById(def, at)?.label,
+    answered: state.path.length,
+    reask,
+    reaskLabels: reask.map((id) => stepById(def, id)?.label ?? id),
+    reaskMasked: reask.every((id) => claimed.secret?.includes(id)),
+  };
 }

@@ -3,8 +3,9 @@
  * runStep). What has a job of its own lives beside it: navigation.ts (go back, fast-forward,
  * restored answers), checkpointing.ts (claiming the call, versioned writes), report.ts (the
  * result and the per-call report), ending.ts (how the call ends), context.ts (each step's
- * context), graph.ts (where an answer leads). A little over 500 lines with its tracing hooks:
- * the loop and its step records share the run state and read best in one class.
+ * context), graph.ts (where an answer leads), restore.ts (checking a checkpoint before it is
+ * trusted), secrets.ts (masked answers). Some 560 lines with its tracing hooks: the
+ * loop and its step records share the run state and read best in one class.
  */
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
@@ -21,22 +22,29 @@ import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
 import { type FlowDefinition, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
-import { resolveNext, type StepEntry, valuesOf } from './graph.js';
-import { fastForward, GO_BACK_TOOL, goBackTool, prune, restoreState } from './navigation.js';
+import { PickFailure, type ResolveOptions, type StepEntry, valuesOf } from './graph.js';
+import { advance, GO_BACK_TOOL, goBackTool } from './navigation.js';
 import {
   completedResult,
   incompleteResult,
   lostResult,
   nestedStepRun,
+  pickFailureOutcome,
+  refusedResult,
   type StepRun,
+  stepRecord,
 } from './report.js';
+import { restoreCheckpoint } from './restore.js';
 import {
   defaultResumeLine,
   type FlowEvents,
   type FlowRunOptions,
   type ResumeInfo,
+  resumeInfo,
 } from './run-options.js';
+import { checkSealKeys, storedState } from './secrets.js';
 import {
+  type CheckpointRefusal,
   END,
   type FlowIncomplete,
   type FlowResult,
@@ -71,10 +79,17 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private ownError: unknown;
   private working: (() => void) | undefined;
   private runCalled = false;
+  /** The error a step stopped the flow with (a failed pick), for the result. */
+  private stepError: { code: string; message: string } | undefined;
   /** Another agent took the session over (`session.updateAgent`) while the flow ran. */
   private takenOver = false;
   private readonly replaced = new ReplacedRun<FlowResult<R>>();
   private readonly nested: boolean;
+  private readonly sealKeys: Uint8Array[] | undefined;
+  /** Ends picks still running when the call ends. */
+  private readonly ending = new AbortController();
+  /** A resumed call is asking again for the masked answers its checkpoint did not hold. */
+  private refilling = false;
 
   /** @param nested internal: a flow run as a step of another flow never ends the call. */
   constructor(definition: FlowDefinition, options: FlowRunOptions = {}, nested = false) {
@@ -92,6 +107,16 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         `checkpointTimeoutMs must be a number of at least 100 ms (got ${String(options.checkpointTimeoutMs)}).`,
       );
     }
+    if (
+      options.resumeWindowMs !== undefined &&
+      !(typeof options.resumeWindowMs === 'number' && options.resumeWindowMs >= 0)
+    ) {
+      throw new TasklineError(
+        'invalid_argument',
+        `resumeWindowMs must be a number of ms >= 0, or Infinity (got ${String(options.resumeWindowMs)}).`,
+      );
+    }
+    this.sealKeys = checkSealKeys(options.sealKeys);
     this.definition = definition;
     this.options = options;
     this.nested = nested;
@@ -197,11 +222,15 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     const def = this.definition;
     const call = callOf(this.agentSession!);
     this.call = call;
+    const abort = () => this.ending.abort(new Error('the call ended'));
+    if (call.ended) abort();
+    else call.on('ended', abort);
     this.busy();
     const key: CheckpointKey = {
       flow: this.options.checkpointKey ?? def.name,
       callId: this.options.callId ?? call.callId,
     };
+    const sealKeys = this.sealKeys;
     const checkpoints = new FlowCheckpoints(
       this.options.checkpoints,
       key,
@@ -211,29 +240,30 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         this.emitter.emit('checkpoint', info);
         this.options.onCheckpoint?.(info);
       },
+      (state) => storedState(def, state, key, sealKeys),
     );
     this.checkpoints = checkpoints;
     const now = call.clock.now();
     // Something to report from, should the store fail before anything is loaded.
     this.state = freshState(def, key, now);
-    const { claim: claimed, state } = await checkpoints.claim(this.state, {
+    const claimed = await checkpoints.claim(this.state, {
       fresh: () => freshState(def, key, now),
-      restore: (saved) => restoreState(def, saved),
+      restore: (saved) =>
+        restoreCheckpoint(def, saved, { key, sealKeys, resolve: this.resolveOptions() }),
       ifCompleted: this.options.ifCompleted,
+      ifRefused: this.options.ifRefused,
+      resumeWindowMs: this.options.resumeWindowMs,
+      now,
     });
+    const state = claimed.state;
     this.state = state;
-    if (claimed === 'lost') return this.lost();
-    if (claimed === 'completed') return this.completed();
+    if (claimed.claim === 'lost') return this.lost();
+    if (claimed.claim === 'refused') return this.refused(claimed.refusal!);
+    if (claimed.claim === 'completed') return this.completed(claimed.reask);
     let greet: (() => Promise<void>) | undefined;
-    if (claimed === 'resumed' && state.position !== END) {
-      const step = stepById(def, state.position);
-      const info: ResumeInfo = {
-        flow: def.name,
-        callId: key.callId,
-        step: state.position,
-        label: step?.label,
-        answered: state.path.length,
-      };
+    this.refilling = (claimed.reask ?? []).length > 0;
+    const info = claimed.claim === 'resumed' ? resumeInfo(def, key, claimed) : undefined;
+    if (info) {
       this.emitter.emit('resumed', info);
       const line = this.options.resumeLine;
       if (line !== false) {
@@ -271,21 +301,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
-      const endedAt = clock.now();
-      const { outcome, counters } = run;
-      const record: StepRecord = {
-        step: step.id,
-        visit,
-        startedAt,
-        endedAt,
-        durationMs: endedAt - startedAt,
-        attempts: outcome.attempts,
-        noInput: counters.noInput,
-        noMatch: counters.noMatch,
-        invalid: counters.invalid,
-        outcome: outcome.status,
-      };
-      if (outcome.status === 'ok' && outcome.modality) record.modality = outcome.modality;
+      const { outcome } = run;
+      const record = stepRecord(step.id, visit, startedAt, clock.now(), run);
 
       if (run.jump) {
         record.outcome = 'back';
@@ -343,13 +360,28 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       }
       record.outcome = kind;
       state.entries[step.id] = entry;
-      let next = resolveNext(def, step, entry, this.answers());
-      if (state.revisit?.step === step.id) {
-        next = fastForward(def, state, next, state.revisit.returnTo);
-        delete state.revisit;
-        prune(def, state, next);
-      } else if (!state.path.includes(step.id)) {
-        state.path.push(step.id);
+      let next: string;
+      try {
+        const advanced = await advance(def, state, step, entry, {
+          resolve: this.resolveOptions(),
+          refilling: this.refilling,
+          answers: this.answers(),
+        });
+        next = advanced.next;
+        this.refilling = advanced.refilling;
+        if (advanced.pickError) {
+          record.outcome = 'error';
+          record.reason = advanced.pickError.message;
+        }
+      } catch (error) {
+        if (!(error instanceof PickFailure)) throw error;
+        // A pick that failed with no onError: the flow stops on this step, its answer
+        // not taken (a later session asks it again).
+        delete state.entries[step.id];
+        state.path = state.path.filter((id) => id !== step.id);
+        this.stepError = { code: error.kind, message: error.message };
+        const failed = pickFailureOutcome(error, outcome.attempts, record);
+        return this.stop('failed', step.id, failed, record);
       }
       record.next = next;
       state.position = next;
@@ -359,6 +391,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     state.endedAt = clock.now();
     if (!(await this.persist())) return this.lost();
     return this.completed();
+  }
+
+  /** How picks run: bounded on the call's clock, stopped when the call ends. */
+  private resolveOptions(): ResolveOptions {
+    return { clock: this.call!.clock, signal: this.ending.signal };
   }
 
   private async runStep(step: StepDef, before?: () => Promise<void>): Promise<StepRun> {
@@ -371,8 +408,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         this.busy();
       }
     }
-    const task = step.runner.create();
     const state = this.state!;
+    const task = step.runner.create({ answers: this.answers() });
     await task.updateChatCtx(
       await stepContext(step.context ?? this.definition.options.context ?? 'summary', {
         answers: this.answers(),
@@ -384,12 +421,15 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         },
       }),
     );
-    const goBack = goBackTool(this.definition, state, step, task, {
-      isCurrent: (t) => this.current === t,
-      jump: (to) => {
-        this.jump = { to };
-      },
-    });
+    // No going back while a resumed call is asked again for its masked answers.
+    const goBack = this.refilling
+      ? undefined
+      : goBackTool(this.definition, state, step, task, {
+          isCurrent: (t) => this.current === t,
+          jump: (to) => {
+            this.jump = { to };
+          },
+        });
     if (goBack) await task.updateTools([...task.toolCtx.tools, goBack]);
     this.current = task;
     this.jump = undefined;
@@ -443,6 +483,8 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         checkpointKey: `${this.checkpoints!.key.flow}/${step.id}`,
         ifCompleted: 'restart',
         resumeLine: false,
+        resumeWindowMs: this.options.resumeWindowMs,
+        sealKeys: this.options.sealKeys,
         chatCtx: this.chatCtx.copy(),
         checkpointTimeoutMs: this.options.checkpointTimeoutMs,
       },
@@ -499,8 +541,13 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     return lostResult<R>(this.state!, this.checkpoints?.io);
   }
 
-  private completed(): FlowResult<R> {
-    return completedResult<R>(this.state!);
+  /** The call's checkpoint was not trusted: nothing is asked and nothing written. */
+  private refused(refusal: CheckpointRefusal): FlowResult<R> {
+    return refusedResult<R>(this.state!, refusal);
+  }
+
+  private completed(withheld?: string[]): FlowResult<R> {
+    return completedResult<R>(this.state!, withheld);
   }
 
   private incomplete(
@@ -509,7 +556,9 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     step?: string,
     outcome?: FailedOutcome,
   ): FlowIncomplete<R> {
-    return incompleteResult<R>(this.state!, status, reason, step, outcome);
+    const result = incompleteResult<R>(this.state!, status, reason, step, outcome);
+    if (this.stepError) result.error = this.stepError;
+    return result;
   }
 }
 

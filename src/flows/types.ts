@@ -1,7 +1,9 @@
 import type { llm, voice } from '@livekit/agents';
+import type { z } from 'zod/v4';
 import type { InputModality } from '../core/call.js';
 import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
 import type { TaskDefinition } from '../tasks/define.js';
+import type { Condition } from './conditions.js';
 
 /** The reserved target that ends a flow. */
 export const END = 'end';
@@ -12,22 +14,60 @@ export type Target = string;
 /** The answers given so far, keyed by step id (read-only view for branch functions). */
 export type AnswersSoFar = Readonly<Record<string, unknown>>;
 
+/** What a pick is told besides the value: the answers so far and when to give up. */
+export interface PickContext {
+  /** Aborted when the pick's `timeoutMs` passes or the call ends: stop the lookup. */
+  readonly signal: AbortSignal;
+}
+
 /**
  * A branch decided by a function whose possible targets are declared up front, so the
- * graph can be validated and drawn without running it.
+ * graph can be validated and drawn without running it. The function may be async (a backend
+ * lookup mid-flow): it is bounded by `timeoutMs`, and a failure (it throws, times out or
+ * returns a target it did not declare) goes to `onError`, or ends the flow `failed` with
+ * `error.code` `pick_failed` / `pick_timeout`. A resumed call runs picks again to re-walk
+ * its answers, so make a lookup safe to repeat.
  *
  * @example
  * { to: ['why', 'referral', 'thanks'], pick: (score) => (score <= 6 ? 'why' : score >= 9 ? 'referral' : 'thanks') }
+ * { to: ['amount', 'locked'], onError: 'locked', timeoutMs: 3000,
+ *   pick: async (pin, answers, { signal }) => ((await bank.check(answers.account, pin, { signal })) ? 'amount' : 'locked') }
  */
 export interface PickNext<T, To extends string = string> {
   /** Every target `pick` may return. */
   readonly to: readonly To[];
   /** Chooses the next step from the step's value (and the answers so far). */
-  readonly pick: (value: T, answers: AnswersSoFar) => NoInfer<To>;
+  readonly pick: (
+    value: T,
+    answers: AnswersSoFar,
+    context: PickContext,
+  ) => NoInfer<To> | PromiseLike<NoInfer<To>>;
   /** Where to go when the step was skipped (required if the step can be skipped). */
   readonly skipped?: NoInfer<To>;
+  /** Where to go when an async pick fails or times out (default: the flow ends `failed`). */
+  readonly onError?: NoInfer<To>;
+  /** Longest wait for an async pick, on the call's clock (default 5,000 ms; 100-60,000). */
+  readonly timeoutMs?: number;
   /** Edge labels for diagrams, per target. */
   readonly labels?: { readonly [K in NoInfer<To>]?: string };
+}
+
+/**
+ * A branch on conditions, as data: the first case whose condition holds decides, `else`
+ * takes the rest (and a skipped step, unless `skipped` says otherwise).
+ *
+ * @example
+ * { when: [{ if: { lte: 6 }, to: 'reason' }, { if: { gte: 9 }, to: 'referral' }], else: 'thanks' }
+ */
+export interface WhenNext<To extends string = string> {
+  /** Cases in order: `if` a condition holds, go `to` that step. */
+  readonly when: readonly { readonly if: Condition; readonly to: To }[];
+  /** Where every other answer goes. */
+  readonly else: To;
+  /** Where a skipped step goes (default `else`). */
+  readonly skipped?: To;
+  /** Edge labels for diagrams, per target. */
+  readonly labels?: { readonly [K in To]?: string };
 }
 
 /** Keys a branch table may use for a step value of type `T`. */
@@ -42,8 +82,12 @@ export type NextTable<T> = { readonly [K in TableKey<T>]?: Target } & {
   readonly skipped?: Target;
 };
 
-/** Where a step goes next: a step id (or `'end'`), a branch table, or a declared pick. */
-export type NextSpec<T, To extends string = string> = Target | NextTable<T> | PickNext<T, To>;
+/** Where a step goes next: a step id (or `'end'`), a branch table, conditions, or a declared pick. */
+export type NextSpec<T, To extends string = string> =
+  | Target
+  | NextTable<T>
+  | WhenNext<To>
+  | PickNext<T, To>;
 
 /** What the runner tells an escalation about the step that failed. */
 export interface EscalationContext {
@@ -122,10 +166,27 @@ export interface StepOptions<T, To extends string = string> {
   context?: ContextPolicy;
   /** Facts about the task for validation (menu keys, no-input handling). */
   meta?: StepMeta;
+  /**
+   * The answer is a secret (a PIN, an account number): it is never checkpointed in clear
+   * (see {@link FlowRunOptions.sealKeys}). Tasks that mask their input (`collectDigits({ mask:
+   * true })`) and answers holding a card number are treated so without it.
+   */
+  mask?: boolean;
+  /**
+   * The schema of the answer, for a task factory (a definition brings its own): an answer
+   * read back from a checkpoint is checked against it. Without one, a resumed call asks
+   * such a step again rather than trust its stored answer.
+   */
+  schema?: z.ZodType<T>;
+}
+
+/** What the runner hands a step's task factory: the answers given so far. */
+export interface StepContext {
+  readonly answers: AnswersSoFar;
 }
 
 /** A factory for any upstream AgentTask that resolves an {@link Outcome}. */
-export type TaskFactory<T> = () => voice.AgentTask<Outcome<T>>;
+export type TaskFactory<T> = (context?: StepContext) => voice.AgentTask<Outcome<T>>;
 
 /** Result statuses of a flow. */
 export type FlowStatus =
@@ -138,7 +199,15 @@ export type FlowStatus =
   | 'conflict';
 
 /** How one step run ended, as reports show it. */
-export type StepResultKind = 'ok' | 'skipped' | 'escalated' | 'back' | 'kept' | FailureStatus;
+export type StepResultKind =
+  | 'ok'
+  | 'skipped'
+  | 'escalated'
+  | 'back'
+  | 'kept'
+  /** The answer was taken but its branch could not be decided (an async pick failed). */
+  | 'error'
+  | FailureStatus;
 
 /** One run of one step, as the per-call report and `step_completed` events show it. */
 export interface StepRecord {
@@ -191,6 +260,28 @@ export interface FlowCompleted<R> {
   value: R;
   answers: Partial<R>;
   report: FlowReport;
+  /**
+   * Only for a call returned from its checkpoint (`ifCompleted: 'return'`): masked answers
+   * that were never stored (no `sealKeys`), so they are missing from `value`.
+   */
+  withheld?: string[];
+}
+
+/** Why a stored checkpoint was not trusted; see {@link FlowIncomplete.refused}. */
+export interface CheckpointRefusal {
+  code: /** Not a flow state at all (a field missing or of the wrong type, another call's row). */
+    | 'corrupt'
+    /** An answer fails its step's schema, or names no step of the flow. */
+    | 'invalid_answer'
+    /** The position or path does not follow from the answers. */
+    | 'position_mismatch'
+    /** Written by another version of the flow, and no migration took it. */
+    | 'version_mismatch'
+    /** A sealed (encrypted) answer does not open with the keys given. */
+    | 'sealed_answer';
+  message: string;
+  /** The step it is about, when it is about one. */
+  step?: string;
 }
 
 /** A flow that ended without completing; `answers` keeps what was given. */
@@ -202,8 +293,14 @@ export interface FlowIncomplete<R> {
   /** The failed step's (or escalation's) outcome. */
   outcome?: FailedOutcome;
   reason: string;
-  /** Set when the flow stopped on an error of its own (its checkpoint store failed). */
+  /**
+   * Set when the flow stopped on an error of its own: its checkpoint store failed
+   * (`store_error`, `timeout`), a stored checkpoint was refused (`checkpoint_refused`), a
+   * branch lookup failed (`pick_failed`, `pick_timeout`).
+   */
   error?: { code: string; message: string };
+  /** Why the call's checkpoint was refused (with `error.code` `checkpoint_refused`). */
+  refused?: CheckpointRefusal;
   report: FlowReport;
 }
 

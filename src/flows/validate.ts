@@ -1,7 +1,8 @@
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { checkCondition } from './conditions.js';
 import { type FlowDefinition, listens, type StepDef, stepById } from './definition.js';
-import { canSkip, flowEdges, isPick, isTable, skipTarget } from './graph.js';
+import { canSkip, flowEdges, isPick, isTable, isWhen, skipTarget } from './graph.js';
 import { END } from './types.js';
 
 /** Stable codes of the problems {@link validateFlow} finds. */
@@ -13,7 +14,8 @@ export type FlowIssueCode =
   | 'unbounded_retries'
   | 'no_input_handling'
   | 'key_clash'
-  | 'no_default_branch';
+  | 'no_default_branch'
+  | 'invalid_condition';
 
 /** One problem in a flow's declaration. Errors stop `run()`; warnings do not. */
 export interface FlowIssue {
@@ -137,12 +139,32 @@ function collect(def: FlowDefinition, prefix: string): FlowIssue[] {
       );
     }
     checkKeys(step, error);
+    checkConditions(step, def, error);
     if (r.kind === 'flow') issues.push(...collect(r.flow, `${prefix}${step.id}.`));
   }
   return issues;
 }
 
 type Report = (code: FlowIssueCode, step: string | undefined, message: string) => void;
+
+/** `when` conditions: `of` names a step, operands fit the answers they compare. */
+function checkConditions(step: StepDef, def: FlowDefinition, error: Report): void {
+  const next = step.next;
+  if (!isWhen(next)) return;
+  const scope = {
+    hasStep: (id: string) => stepById(def, id) !== undefined,
+    schemaOf: (id: string) => {
+      const s = stepById(def, id);
+      return s?.runner.kind === 'task' ? s.runner.schema : undefined;
+    },
+  };
+  next.when.forEach((c, i) => {
+    for (const problem of checkCondition(c.if, step.id, scope)) {
+      const at = ['when', i, 'if', ...problem.path].join('.');
+      error('invalid_condition', step.id, `Step "${step.id}" (${at}): ${problem.message}.`);
+    }
+  });
+}
 
 function checkBranches(step: StepDef, def: FlowDefinition, error: Report, warn: Report): void {
   const next = step.next;
@@ -182,6 +204,11 @@ function enumerable(schema: z.ZodType | undefined): string[] | undefined {
   if (!schema) return undefined;
   if (schema instanceof z.ZodBoolean) return ['true', 'false'];
   if (schema instanceof z.ZodEnum) return schema.options.map(String);
+  // A menu's values (`z.literal([...])`): a table keys on each; a symbol value (the menu's
+  // BACK) cannot be a table key, so it is left to the step's other handling.
+  if (schema instanceof z.ZodLiteral) {
+    return [...schema.values].filter((v) => typeof v !== 'symbol').map(String);
+  }
   return undefined;
 }
 

@@ -5,7 +5,8 @@
  */
 import type { voice } from '@livekit/agents';
 import type { TranscriptLine } from '../testing/simulated-caller.js';
-import type { TurnSpec } from './schema.js';
+import type { TurnStages } from './audio/stages.js';
+import type { ScenarioSpec, TurnSpec } from './schema.js';
 
 /** What the caller did in a turn, for latency figures. */
 export type TurnInput = 'speech' | 'keys' | 'silence' | 'hangup';
@@ -28,6 +29,13 @@ export interface TurnMeasure {
   latencyMs?: number;
   /** Agent speeches cut off during the turn (barge-in, a key over a prompt). */
   interruptions: number;
+  /** Audio mode, speech turns: where the time went (upstream's turn events and metrics). */
+  stages?: TurnStages;
+  /**
+   * The agent was still speaking when the turn returned (the next turn talks over it): what
+   * it says is known only once the next turn has cut it, so the turn's checks wait for that.
+   */
+  unsettled?: boolean;
 }
 
 /** The caller side of one running call. */
@@ -45,13 +53,23 @@ export interface CallDriver {
   close(): Promise<void>;
 }
 
+/** What a mode may read of the scenario it runs a call for. */
+export interface ScenarioOfCall {
+  /** The scenario's file (absolute). */
+  file: string;
+  spec: ScenarioSpec;
+}
+
 /** A way to run calls: text (simulated caller) or audio (the real audio pipeline). */
 export interface CallMode {
   readonly name: 'text' | 'audio';
-  /** Session options this mode needs (STT, TTS, VAD in audio mode). */
-  sessionOptions(): Promise<Omit<voice.AgentSessionOptions, 'llm'>>;
-  /** The caller for `session`; called before the call is built (it attaches the call context). */
-  attach(session: voice.AgentSession, callId: string): CallDriver;
+  /** Session options this mode needs (STT, TTS, VAD in audio mode) for the call `callId`. */
+  sessionOptions(callId?: string): Promise<Omit<voice.AgentSessionOptions, 'llm'>>;
+  /**
+   * The caller for `session`; called before the call is built (it attaches the call
+   * context). `scenario` is the scenario being run (its caller voice and line, in audio mode).
+   */
+  attach(session: voice.AgentSession, callId: string, scenario?: ScenarioOfCall): CallDriver;
   /** Releases what the mode opened (servers, models). */
   close(): Promise<void>;
 }

@@ -3,11 +3,11 @@
  * and expectation so failures can point at them. A malformed file fails with a
  * TasklineError `invalid_scenario` whose message starts with "file:line".
  */
-import { readFileSync } from 'node:fs';
 import { basename, dirname, resolve } from 'node:path';
 import { type Document, isMap, isSeq, LineCounter, type Node, parseDocument } from 'yaml';
 import type { z } from 'zod/v4';
-import { TasklineError } from '../core/errors.js';
+import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/bounded-read.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
 import { type ScenarioSpec, scenarioSchema, turnSchema } from './schema.js';
 
 /** A scenario with where it came from. */
@@ -23,6 +23,8 @@ export interface LoadedScenario {
   turnLines: number[];
   /** 1-based line of the final `expect:` block, if any. */
   expectLine?: number;
+  /** 1-based line of the `meant:` block, if any. */
+  meantLine?: number;
 }
 
 /** The suffix `taskline test` looks for. */
@@ -30,18 +32,40 @@ export const SCENARIO_SUFFIX = '.scenario.yaml';
 
 const TURN_KINDS = ['say', 'keys', 'silence', 'barge_in', 'hangup'] as const;
 
-/** Reads and validates one scenario file. */
-export function loadScenario(file: string): LoadedScenario {
+/** Largest scenario file read (1 MiB): a scenario is a few turns, not data. */
+export const MAX_SCENARIO_BYTES = MAX_INPUT_FILE_BYTES;
+
+/** Options of {@link loadScenario}. */
+export interface LoadScenarioOptions {
+  /** Largest file read, in bytes (default {@link MAX_SCENARIO_BYTES}). */
+  maxBytes?: number;
+}
+
+/**
+ * Reads and validates one scenario file. Only a regular file of at most `maxBytes` is read
+ * (`invalid_scenario` otherwise: a device, a pipe, a folder, or a file too large).
+ */
+export function loadScenario(file: string, options: LoadScenarioOptions = {}): LoadedScenario {
   const path = resolve(file);
   let text: string;
   try {
-    text = readFileSync(path, 'utf8');
+    text = readTextFileCapped(path, {
+      what: 'scenario file',
+      badCode: 'invalid_scenario',
+      ...(options.maxBytes !== undefined ? { maxBytes: options.maxBytes } : {}),
+    });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
-    throw new TasklineError(
-      code === 'ENOENT' ? 'not_found' : 'invalid_scenario',
-      code === 'ENOENT' ? `${file}: no such scenario file` : `${file}: cannot read it (${code})`,
-    );
+    if (isTasklineError(error, 'not_found')) {
+      throw new TasklineError('not_found', `${file}: no such scenario file`);
+    }
+    if (isTasklineError(error)) {
+      throw new TasklineError(
+        'invalid_scenario',
+        `${file}:1: ${error.message.replace(`${path} `, '').replace(`${path}: `, '')}`,
+        error.details,
+      );
+    }
+    throw error;
   }
   return parseScenario(text, path);
 }
@@ -78,6 +102,7 @@ export function parseScenario(text: string, file: string): LoadedScenario {
     return node?.range ? lines.linePos(node.range[0]).line : 1;
   });
   const expectNode = nodeAt(doc, ['expect'], true);
+  const meantNode = nodeAt(doc, ['meant'], true);
   const name = spec.name ?? basename(file).replace(/\.scenario\.ya?ml$/, '');
   return {
     file,
@@ -86,6 +111,7 @@ export function parseScenario(text: string, file: string): LoadedScenario {
     spec,
     turnLines,
     ...(expectNode?.range ? { expectLine: lines.linePos(expectNode.range[0]).line } : {}),
+    ...(meantNode?.range ? { meantLine: lines.linePos(meantNode.range[0]).line } : {}),
   };
 }
 

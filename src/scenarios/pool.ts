@@ -1,23 +1,26 @@
 /**
- * Runs many scenario files in parallel in child processes (sessions are CPU-bound, and a
- * process per worker keeps upstream's process-wide state apart), within the machine's
- * cores by default. Reports come back in file order; a worker that dies or hangs fails
- * only the scenario it was running.
+ * Runs scenario files in child processes (sessions are CPU-bound, a process per worker keeps
+ * upstream's process-wide state apart, and only a process can be stopped whatever its code
+ * does: a bot stuck in a busy loop never yields to a timer in its own process). Within the
+ * machine's cores by default. Reports come back in file order. Every file is bounded by
+ * `timeoutMs`: a worker that does not answer in time is killed. Several files share a worker;
+ * when a shared worker stalls or dies, each file that was running in it is run again alone in
+ * a fresh worker (with its own full time), so the file that stalls is the one reported and the
+ * others pass or fail on their own.
  */
 import { type ChildProcess, fork } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { TasklineError } from '../core/errors.js';
-import type { CallMode } from './driver.js';
-import { runScenarioFile, type ScenarioReport } from './scenario.js';
-import { textMode } from './text-mode.js';
-import type { WorkerReply, WorkerRequest } from './worker.js';
+import { isTasklineError, TasklineError } from '../core/errors.js';
+import type { AudioHearingOptions } from './audio/mode.js';
+import type { ScenarioReport } from './scenario.js';
+import type { WorkerReply, WorkerRequest, WorkerSettings } from './worker.js';
 
 /** Options for {@link runScenarioFiles}. */
 export interface RunFilesOptions {
-  /** Worker processes (1 runs in this process; default: see {@link defaultJobs}). */
+  /** Worker processes (default: see {@link defaultJobs}); every file runs in one. */
   jobs?: number;
   /** Audio mode instead of text mode. */
   audio?: boolean;
@@ -25,6 +28,10 @@ export interface RunFilesOptions {
   timeoutMs?: number;
   /** Called as each scenario finishes (in finishing order). */
   onReport?: (report: ScenarioReport) => void;
+  /** How audio mode hears the caller: recogniser, voices, phone line, hints. */
+  hearing?: AudioHearingOptions;
+  /** What fails a run: everything (default) or only wrong captured values and errors. */
+  judge?: 'all' | 'captures';
 }
 
 /**
@@ -55,43 +62,29 @@ export async function runScenarioFiles(
     reports[index] = report;
     options.onReport?.(report);
   };
-  if (jobs === 1) {
-    const mode = await modeFor(audio);
-    try {
-      const lane = async () => {
-        while (next < files.length) {
-          const index = next++;
-          finish(
-            index,
-            await bounded(
-              runScenarioFile(files[index]!, { mode }),
-              files[index]!,
-              audio,
-              timeoutMs,
-            ),
-          );
-        }
-      };
-      await Promise.all(Array.from({ length: perProcess }, lane));
-    } finally {
-      await mode.close();
-    }
-    return reports;
-  }
+  const settings: WorkerSettings = {
+    ...(options.hearing ? { hearing: options.hearing } : {}),
+    ...(options.judge ? { judge: options.judge } : {}),
+  };
   const workers: Array<WorkerProcess | undefined> = new Array(jobs);
   const lane = async (slot: number): Promise<void> => {
     const w = slot % jobs;
     while (next < files.length) {
       const index = next++;
       const file = files[index]!;
-      workers[w] ??= new WorkerProcess(audio);
-      const worker = workers[w]!;
-      const report = await worker.run(file, timeoutMs).catch((error: unknown) => {
-        // A hung or dead worker fails what it was running; a fresh one takes the rest.
-        worker.kill();
-        if (workers[w] === worker) workers[w] = undefined;
-        return crashed(file, audio, error);
-      });
+      let report: ScenarioReport | undefined;
+      while (report === undefined) {
+        workers[w] ??= new WorkerProcess(audio, settings);
+        const worker = workers[w]!;
+        report = await worker.run(file, timeoutMs).catch(async (error: unknown) => {
+          // The worker is gone (WorkerProcess killed it, or it died); a fresh one takes the rest.
+          if (workers[w] === worker) workers[w] = undefined;
+          if (isTasklineError(error) && error.details?.notSent) return undefined; // never ran
+          return worker.failedShared
+            ? runAlone(file, audio, settings, timeoutMs)
+            : crashed(file, audio, error);
+        });
+      }
       finish(index, report);
     }
   };
@@ -101,6 +94,23 @@ export async function runScenarioFiles(
     await Promise.all(workers.map((w) => w?.exit()));
   }
   return reports;
+}
+
+/** Runs one file in a worker of its own (after the worker it shared stalled or died). */
+async function runAlone(
+  file: string,
+  audio: boolean,
+  settings: WorkerSettings,
+  timeoutMs: number,
+): Promise<ScenarioReport> {
+  const solo = new WorkerProcess(audio, settings);
+  try {
+    return await solo.run(file, timeoutMs);
+  } catch (error) {
+    return crashed(file, audio, error);
+  } finally {
+    await solo.exit();
+  }
 }
 
 /**
@@ -117,29 +127,8 @@ function defaultJobs(audio: boolean, files: number): number {
 
 const TEXT_FILES_PER_PROCESS = 16;
 
-async function modeFor(audio: boolean): Promise<CallMode> {
-  if (!audio) return textMode;
-  const { audioMode } = await import('./audio/mode.js');
-  return audioMode();
-}
-
-function bounded(
-  running: Promise<ScenarioReport>,
-  file: string,
-  audio: boolean,
-  timeoutMs: number,
-): Promise<ScenarioReport> {
-  let timer: NodeJS.Timeout | undefined;
-  const limit = new Promise<never>((_, reject) => {
-    timer = setTimeout(
-      () => reject(new TasklineError('timeout', `gave up after ${timeoutMs} ms`)),
-      timeoutMs,
-    );
-  });
-  return Promise.race([running, limit])
-    .catch((error: unknown) => crashed(file, audio, error))
-    .finally(() => clearTimeout(timer));
-}
+/** Longest a worker process may take to load before its first file (it loads upstream). */
+const BOOT_TIMEOUT_MS = 60_000;
 
 function crashed(file: string, audio: boolean, error: unknown): ScenarioReport {
   return {
@@ -153,15 +142,19 @@ function crashed(file: string, audio: boolean, error: unknown): ScenarioReport {
   };
 }
 
-/** One child process running scenarios. */
+/** One child process running scenarios; killed at its first timeout or crash. */
 class WorkerProcess {
   private readonly child: ChildProcess;
   private nextId = 0;
   private readonly waiting = new Map<number, (reply: WorkerReply) => void>();
   private readonly exited: Promise<number | null>;
   private readonly crashes = new Map<number, (error: Error) => void>();
+  /** Runs in flight when the worker first failed (a timeout or a crash). */
+  private inFlightAtFailure?: number;
+  /** Resolves once the worker has loaded (a run's time limit starts then, not at spawn). */
+  private readonly ready: Promise<void>;
 
-  constructor(audio: boolean) {
+  constructor(audio: boolean, settings: WorkerSettings) {
     const entry = workerEntry();
     this.child = fork(entry.file, [], {
       execArgv: [...inheritedExecArgv(), ...entry.execArgv],
@@ -169,16 +162,28 @@ class WorkerProcess {
         ...process.env,
         ...entry.env,
         TASKLINE_SCENARIO_MODE: audio ? 'audio' : 'text',
+        TASKLINE_SCENARIO_SETTINGS: JSON.stringify(settings),
       },
       stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       serialization: 'advanced',
     });
+    let started: () => void = () => {};
+    this.ready = new Promise((resolve) => {
+      started = resolve;
+    });
     this.child.on('message', (reply: WorkerReply) => {
+      if (reply.type === 'ready') {
+        started();
+        return;
+      }
       this.waiting.get(reply.id)?.(reply);
       this.waiting.delete(reply.id);
     });
+    // A parent that cannot reach its worker (it died) learns it from 'exit'.
+    this.child.on('error', () => {});
     this.exited = new Promise((resolve) => {
       this.child.once('exit', (code, signal) => {
+        this.inFlightAtFailure ??= this.crashes.size;
         const error = new TasklineError(
           'call_failed',
           `the worker process running it exited (${signal ?? `code ${code}`})`,
@@ -189,25 +194,56 @@ class WorkerProcess {
     });
   }
 
+  /** True when the worker failed while it ran more than one file (so none of them is to blame yet). */
+  get failedShared(): boolean {
+    return (this.inFlightAtFailure ?? 0) > 1;
+  }
+
+  /**
+   * Runs `file`, bounded by `timeoutMs` from when the worker is ready; a worker that is not
+   * ready within {@link BOOT_TIMEOUT_MS} (or `timeoutMs` if longer) is stopped too.
+   */
   run(file: string, timeoutMs: number): Promise<ScenarioReport> {
     const id = this.nextId++;
     return new Promise<ScenarioReport>((resolve, reject) => {
-      const timer = setTimeout(() => {
-        reject(
-          new TasklineError('timeout', `gave up after ${timeoutMs} ms (the worker was stopped)`),
-        );
-      }, timeoutMs);
-      this.crashes.set(id, (error) => {
+      let timer: NodeJS.Timeout | undefined;
+      const settle = () => {
         clearTimeout(timer);
         this.crashes.delete(id);
+        this.waiting.delete(id);
+      };
+      const overrun = (message: string) => () => {
+        this.inFlightAtFailure ??= this.crashes.size;
+        settle();
+        this.kill();
+        reject(new TasklineError('timeout', message));
+      };
+      this.crashes.set(id, (error) => {
+        settle();
         reject(error);
       });
       this.waiting.set(id, (reply) => {
-        clearTimeout(timer);
-        this.crashes.delete(id);
-        resolve(reply.report);
+        settle();
+        if (reply.type === 'report') resolve(reply.report);
       });
-      this.child.send({ type: 'run', id, file } satisfies WorkerRequest);
+      if (this.inFlightAtFailure !== undefined || !this.child.connected) {
+        settle();
+        reject(
+          new TasklineError('call_failed', 'the worker process had stopped', { notSent: true }),
+        );
+        return;
+      }
+      const bootMs = Math.max(BOOT_TIMEOUT_MS, timeoutMs);
+      timer = setTimeout(overrun(`the worker process did not start within ${bootMs} ms`), bootMs);
+      void this.ready.then(() => {
+        if (!this.crashes.has(id)) return; // already settled
+        clearTimeout(timer);
+        timer = setTimeout(
+          overrun(`gave up after ${timeoutMs} ms (the worker was stopped)`),
+          timeoutMs,
+        );
+        this.child.send({ type: 'run', id, file } satisfies WorkerRequest);
+      });
     });
   }
 
@@ -217,7 +253,12 @@ class WorkerProcess {
 
   async exit(): Promise<void> {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    const killer = setTimeout(() => this.child.kill('SIGKILL'), 10_000);
+    if (this.inFlightAtFailure !== undefined || !this.child.connected) {
+      this.kill();
+      await this.exited;
+      return;
+    }
+    const killer = setTimeout(() => this.kill(), 10_000);
     this.child.send({ type: 'exit' } satisfies WorkerRequest);
     await this.exited;
     clearTimeout(killer);

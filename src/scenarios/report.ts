@@ -4,7 +4,9 @@
  * JUnit XML for CI systems.
  */
 import { relative } from 'node:path';
+import { formatStages } from './audio/stages.js';
 import type { TurnInput } from './driver.js';
+import { type CaptureCount, type WordScore, wordAccuracy } from './hearing.js';
 import type { RunReport } from './run-call.js';
 import type { ScenarioReport } from './scenario.js';
 
@@ -63,23 +65,86 @@ export function formatScenario(
   const out = [`${tag}  ${file}  ${report.name}  (${report.mode}${repeat}, ${secs})`];
   if (report.reason)
     out.push(`      ${report.status === 'skipped' ? 'skipped: ' : ''}${report.reason}`);
-  if (report.mode === 'audio' && report.runs.length)
+  if (report.mode === 'audio' && report.runs.length) {
     out.push(...formatLatencies([report], '      '));
-  const failedAt = report.runs.findIndex((r) => !r.ok);
-  const failed = report.runs[failedAt];
-  if (failed) {
+    out.push(...stageLines(report.runs[0]!, '      '));
+  }
+  out.push(...formatHearing([report], '      '));
+  for (const run of report.runs) {
+    for (const c of run.captures?.checks ?? []) {
+      if (c.verdict === 'right') continue;
+      out.push(
+        `      ${c.verdict}: ${c.path} meant ${JSON.stringify(c.meant)}, captured ${c.got === undefined ? 'nothing' : JSON.stringify(c.got)}`,
+      );
+    }
+  }
+  // A failed run, or (judged by captures alone) a run with expectations it did not meet.
+  const shownAt = report.runs.findIndex((r) => !r.ok || r.failures.length > 0);
+  const shown = report.runs[shownAt];
+  if (shown) {
     if (report.runs.length > 1)
-      out.push(`      run ${failedAt + 1} of ${report.runs.length} failed`);
-    for (const f of failed.failures) {
+      out.push(
+        `      run ${shownAt + 1} of ${report.runs.length} ${shown.ok ? 'noted' : 'failed'}`,
+      );
+    for (const f of shown.failures) {
       const where = relative(cwd, f.where) || f.where;
       const turn = f.turn !== undefined ? `turn ${f.turn + 1}: ` : '';
-      out.push(`      ${where}  ${turn}${f.message}`);
+      const noted = shown.ok ? '(noted) ' : '';
+      out.push(`      ${where}  ${noted}${turn}${f.message}`);
     }
-    out.push('      transcript:', ...transcriptLines(failed));
+    out.push('      transcript:', ...transcriptLines(shown));
   } else if (options.transcript && report.runs.length) {
     out.push('      transcript:', ...transcriptLines(report.runs.at(-1)!));
   }
   return out;
+}
+
+/** Words and captures over `reports`, summed. */
+export function hearingSummary(reports: readonly ScenarioReport[]): {
+  words?: WordScore;
+  captures?: CaptureCount;
+} {
+  const runs = reports.flatMap((r) => r.runs);
+  const scored = runs.flatMap((r) => (r.words ? [r.words] : []));
+  const counted = runs.flatMap((r) => (r.captures ? [r.captures] : []));
+  return {
+    ...(scored.length
+      ? {
+          words: {
+            words: scored.reduce((n, w) => n + w.words, 0),
+            errors: scored.reduce((n, w) => n + w.errors, 0),
+          },
+        }
+      : {}),
+    ...(counted.length
+      ? {
+          captures: {
+            right: counted.reduce((n, c) => n + c.right, 0),
+            wrong: counted.reduce((n, c) => n + c.wrong, 0),
+            unanswered: counted.reduce((n, c) => n + c.unanswered, 0),
+          },
+        }
+      : {}),
+  };
+}
+
+/** "captures: R right, W wrong, U unanswered". */
+export function formatCaptures(c: CaptureCount): string {
+  return `captures: ${c.right} right, ${c.wrong} wrong, ${c.unanswered} unanswered`;
+}
+
+/** The word-accuracy and captures lines over `reports` (none when nothing was measured). */
+export function formatHearing(reports: readonly ScenarioReport[], indent = ''): string[] {
+  const { words, captures } = hearingSummary(reports);
+  const lines: string[] = [];
+  const accuracy = words && wordAccuracy(words);
+  if (words && accuracy !== undefined) {
+    lines.push(
+      `${indent}heard: word accuracy ${(accuracy * 100).toFixed(0)} % (${words.errors} error(s) in ${words.words} scripted word(s))`,
+    );
+  }
+  if (captures) lines.push(`${indent}${formatCaptures(captures)}`);
+  return lines;
 }
 
 /** The audio-mode latency lines: after the caller's speech, and after their last key. */
@@ -99,6 +164,14 @@ export function formatLatencies(reports: readonly ScenarioReport[], indent = '')
   return lines;
 }
 
+/** Per speech turn of a run: where its time went, after the caller stopped speaking. */
+export function stageLines(run: RunReport, indent = ''): string[] {
+  return run.turns.flatMap((t) => {
+    const line = t.stages ? formatStages(t.stages) : '';
+    return line ? [`${indent}turn ${t.turn + 1} (${t.label}): ${line}`] : [];
+  });
+}
+
 /** "p50 … ms, p95 … ms, max … ms over N turn(s)". */
 export function formatLatency(s: LatencySummary): string {
   return `p50 ${Math.round(s.p50)} ms, p95 ${Math.round(s.p95)} ms, max ${Math.round(s.max)} ms over ${s.turns} turn(s)`;
@@ -109,10 +182,15 @@ function transcriptLines(run: RunReport): string[] {
   return lines.length ? lines : ['        (nothing was said)'];
 }
 
-/** The closing line: "scenarios: N passed, N failed, N skipped". */
+/**
+ * The closing line: "scenarios: N passed, N failed, N skipped", and "; captures: R right,
+ * W wrong, U unanswered" when scenarios say what the caller meant.
+ */
 export function formatTotals(reports: readonly ScenarioReport[]): string {
   const n = (s: ScenarioReport['status']) => reports.filter((r) => r.status === s).length;
-  return `scenarios: ${n('passed')} passed, ${n('failed')} failed, ${n('skipped')} skipped`;
+  const { captures } = hearingSummary(reports);
+  const tail = captures ? `; ${formatCaptures(captures)}` : '';
+  return `scenarios: ${n('passed')} passed, ${n('failed')} failed, ${n('skipped')} skipped${tail}`;
 }
 
 /** JUnit XML (one testsuite per mode, one testcase per scenario) for CI systems. */

@@ -30,6 +30,8 @@ export interface RunScenarioOptions {
   mode?: CallMode;
   /** Stop repeating at the first failing run (default true). */
   stopOnFailure?: boolean;
+  /** What fails a run: everything (default) or only wrong captured values and errors. */
+  judge?: 'all' | 'captures';
 }
 
 /** Loads and runs one scenario file; never throws for a bad file (the report says why). */
@@ -76,7 +78,9 @@ export async function runScenario(
   const runs: RunReport[] = [];
   const repeat = scenario.spec.repeat ?? 1;
   for (let i = 0; i < repeat; i++) {
-    const run = await runScenarioOnce(scenario, parts, mode);
+    const run = await runScenarioOnce(scenario, parts, mode, {
+      ...(options.judge ? { judge: options.judge } : {}),
+    });
     runs.push(run);
     if (!run.ok && options.stopOnFailure !== false) break;
   }

@@ -90,11 +90,67 @@ export const expectationSchema = z
 const mask = z.boolean().optional().meta({ description: 'Show the keys as * in transcripts.' });
 const turnExpect = { expect: expectationSchema.optional() };
 
+/** The phone line the caller is heard through (audio mode). */
+export const lineSchema = z
+  .strictObject({
+    codec: z.enum(['none', 'mulaw']).optional().meta({
+      description:
+        'mulaw: G.711 μ-law at 8 kHz (telephone band), decoded back to 16 kHz for the recogniser. Default none.',
+    }),
+    level_db: z.number().min(-60).max(30).optional().meta({
+      description:
+        "Change of the caller's speech level, dB (e.g. -20 a quiet caller, 12 a loud one that clips).",
+    }),
+    noise: z
+      .strictObject({
+        kind: z.enum(['white', 'pink', 'babble']).meta({
+          description: 'white or pink (1/f) noise, or babble: other people talking.',
+        }),
+        snr_db: z.number().min(-20).max(80).meta({
+          description:
+            "Signal-to-noise ratio: the caller's active speech level over the noise, dB.",
+        }),
+      })
+      .optional(),
+    echo: z
+      .strictObject({
+        delay: duration.meta({ description: "How late the agent's own audio comes back." }),
+        level_db: z.number().min(-80).max(0).meta({
+          description: "Level of the echo relative to the agent's audio, dB (e.g. -24).",
+        }),
+      })
+      .optional()
+      .meta({ description: "The agent's own audio echoed back on the caller's line." }),
+  })
+  .meta({ id: 'Line' });
+
+const pauseSpec = z.strictObject({
+  after: z.int().min(1).meta({ description: 'Words said before the pause.' }),
+  for: duration.meta({ description: 'How long the caller pauses.' }),
+});
+const speechOptions = {
+  pause: z
+    .union([pauseSpec, z.array(pauseSpec).min(1).max(10)])
+    .optional()
+    .meta({
+      description:
+        'Audio mode: the caller pauses mid-sentence (a list: several pauses, each `after` counted from the start of the line). Text mode says the line whole.',
+    }),
+  level_db: z.number().min(-60).max(30).optional().meta({
+    description: 'Audio mode: this utterance louder or quieter than the line, dB.',
+  }),
+};
+
 /** One caller turn. */
 export const turnSchema = z.union([
   z.literal('hangup').meta({ description: 'The caller hangs up.' }),
   z.strictObject({
     say: z.string().min(1).meta({ description: 'The caller says this.' }),
+    unless_misheard: z.string().min(1).optional().meta({
+      description:
+        'Audio mode: what the caller says instead when the agent misheard their previous answer (a caller who hears a wrong read-back says no, e.g. say: "yes", unless_misheard: "no"). Text mode always says \'say\'.',
+    }),
+    ...speechOptions,
     ...turnExpect,
   }),
   z.strictObject({
@@ -119,6 +175,7 @@ export const turnSchema = z.union([
     after: duration.optional().meta({
       description: "Audio mode: start this long after the agent's prompt starts (default 500ms).",
     }),
+    ...speechOptions,
     ...turnExpect,
   }),
   z.strictObject({ hangup: z.literal(true), ...turnExpect }),
@@ -176,6 +233,24 @@ export const scenarioSchema = z
       description:
         'Skip this scenario in audio mode, for this reason (printed with the skip): what keeps it from running through real audio.',
     }),
+    voice: z
+      .string()
+      .regex(
+        /^(flite|espeak):[A-Za-z0-9_+-]+$/,
+        'a voice: flite:slt, flite:kal16, flite:rms, flite:awb, espeak:en-us',
+      )
+      .optional()
+      .meta({
+        description:
+          "Audio mode: the caller's voice (default: the run's voices in turn — flite voices with a real recogniser).",
+      }),
+    line: lineSchema.optional().meta({
+      description: "Audio mode: the phone line, merged over the run's --line setting.",
+    }),
+    meant: z.unknown().optional().meta({
+      description:
+        "What the caller meant: the values the call should capture, as a partial match of the call's result (like outcome). Each value is counted right, wrong, or unanswered (missing); a wrong one fails the scenario.",
+    }),
     turns: z.array(turnSchema).min(1),
     expect: expectationSchema.optional(),
   })
@@ -192,6 +267,8 @@ export type ScenarioSpec = z.output<typeof scenarioSchema>;
 export type TurnSpec = z.output<typeof turnSchema>;
 /** One validated expectation block. */
 export type ExpectationSpec = z.output<typeof expectationSchema>;
+/** A phone line as written in a scenario. */
+export type LineSpec = z.output<typeof lineSchema>;
 /** A duration as written: "800ms", "8s" or milliseconds. */
 export type Duration = z.output<typeof duration>;
 

@@ -1,85 +1,207 @@
 /**
- * Waiting on the caller in a typed task: keypad answers (keys collected until the finish key,
- * the most digits, a whole answer or quiet after a key) and the no-input timer (armed once
- * the task's speech has all played out, cancelled by any input).
+ * Waiting on the caller, the same way for every capture: keypad entry (keys collected until the
+ * finish key, the most digits, a whole answer or quiet after a key), the task's own speech (a
+ * key interrupts it; timers wait until it has played out), the no-input timer, and the
+ * `call.waitForCaller()` declaration while the task listens.
  */
-import type { voice } from '@livekit/agents';
-import type { Clock, TimerHandle } from '../core/clock.js';
+import { voice } from '@livekit/agents';
+import type { CallContext } from '../core/call.js';
+import type { TimerHandle } from '../core/clock.js';
 import type { KeypadEntry } from './typed-task-spec.js';
 
-/** Collects one keypad answer at a time and hands it to `onAnswer`. */
+/** Most keys one entry buffers, whatever the entry allows: a key-mashing caller stays bounded. */
+export const MAX_ENTRY_KEYS = 64;
+
+/** Collects one keypad entry at a time and hands it over (an empty entry is a silence). */
 export class KeypadCollector {
   private keys = '';
   private timer: TimerHandle | undefined;
 
   constructor(
     private readonly entry: KeypadEntry,
-    private readonly clock: Clock,
-    private readonly onAnswer: (keys: string) => void,
+    private readonly call: CallContext,
+    private readonly onEntry: (keys: string) => void,
   ) {}
+
+  /** True while some keys of an unfinished entry are buffered. */
+  get pending(): boolean {
+    return this.keys !== '';
+  }
 
   /** One key pressed. */
   press(digit: string): void {
-    this.cancel();
-    if (digit === (this.entry.finishOnKey ?? '#')) {
+    this.pause();
+    const { finishOnKey = '#', deleteKey } = this.entry;
+    if (finishOnKey !== '' && digit === finishOnKey) {
       this.flush();
+      return;
+    }
+    if (deleteKey !== undefined && digit === deleteKey) {
+      this.keys = this.keys.slice(0, -1);
+      this.resume(true);
       return;
     }
     this.keys += digit;
-    if (this.keys.length >= this.entry.maxDigits || this.entry.isComplete?.(this.keys)) {
+    if (this.complete()) {
       this.flush();
       return;
     }
-    this.timer = this.clock.setTimer(this.entry.interDigitTimeoutMs ?? 3_000, () => this.flush());
+    this.resume(true);
   }
 
-  /** Stops waiting for more keys (the keys so far are kept). */
-  cancel(): void {
+  /** Stops the quiet-after-a-key timer while the task speaks (the keys so far are kept). */
+  pause(): void {
     this.timer?.cancel();
     this.timer = undefined;
   }
 
-  /** Hands the keys so far over as an answer (nothing when there are none). */
-  private flush(): void {
-    this.cancel();
-    const keys = this.keys;
+  /** Restarts the quiet-after-a-key timer when keys are buffered (or `always`). */
+  resume(always = false): void {
+    if (!always && !this.pending) return;
+    this.pause();
+    this.timer = this.call.clock.setTimer(this.entry.interDigitTimeoutMs ?? 3_000, () => {
+      this.timer = undefined;
+      this.flush();
+    });
+  }
+
+  /** Drops the keys so far (the caller answered some other way). */
+  reset(): void {
+    this.pause();
     this.keys = '';
-    if (keys) this.onAnswer(keys);
+  }
+
+  private complete(): boolean {
+    const { maxDigits, validKeys, isComplete } = this.entry;
+    let counted = 0;
+    for (const k of this.keys) if (validKeys === undefined || validKeys.includes(k)) counted += 1;
+    return counted >= maxDigits || this.keys.length >= MAX_ENTRY_KEYS || !!isComplete?.(this.keys);
+  }
+
+  private flush(): void {
+    const keys = this.keys;
+    this.reset();
+    this.onEntry(keys);
   }
 }
 
-/** Fires `onSilence` when the caller says nothing for `timeoutMs` after the task stops speaking. */
-export class NoInputTimer {
-  private speaking = 0;
-  private timer: TimerHandle | undefined;
+/** What {@link CallerInput} reports to its task. */
+export interface CallerInputEvents {
+  /** A whole keypad entry ('' when the caller ended it with nothing entered). */
+  entry(keys: string): void;
+  /** The caller said and pressed nothing for the no-input timeout after the task's speech. */
+  silence(): void;
+  /**
+   * True while the task may still take an answer (it has not ended, been completed from
+   * outside, or begun escalating).
+   */
+  listening(): boolean;
+}
+
+/**
+ * One capture's ears: its speech (tracked so a key interrupts it and timers wait for it),
+ * its keypad entry (when it takes keys), its no-input timer, and the declaration that the
+ * agent is blocked on the caller while it listens.
+ */
+export class CallerInput {
+  private readonly speeches = new Set<voice.SpeechHandle>();
+  private readonly keypad: KeypadCollector | undefined;
+  private noInput: TimerHandle | undefined;
+  private releaseWait: (() => void) | undefined;
+  private detach: (() => void) | undefined;
 
   constructor(
-    private readonly clock: Clock,
-    private readonly timeoutMs: number,
-    private readonly onSilence: () => void,
-  ) {}
+    private readonly call: CallContext,
+    private readonly noInputMs: number,
+    keypad: KeypadEntry | undefined,
+    private readonly on: CallerInputEvents,
+  ) {
+    this.keypad = keypad && new KeypadCollector(keypad, call, (keys) => on.entry(keys));
+  }
 
-  /** The task started speaking: wait for that speech to finish before arming. */
-  speech(handle: voice.SpeechHandle, stillWaiting: () => boolean): void {
-    this.speaking += 1;
-    this.cancel();
+  /**
+   * Listens to the call's keys and the session's speech while the task is the current agent
+   * (a task paused under a nested one neither hears keys nor tracks the other's speech).
+   */
+  attach(session: voice.AgentSession, isCurrent: () => boolean): void {
+    const offKeys = this.call.on('dtmf', ({ digit }) => {
+      if (this.on.listening() && isCurrent()) this.key(digit);
+    });
+    const onSpeech = (ev: voice.SpeechCreatedEvent) => {
+      if (this.on.listening() && isCurrent()) this.speaking(ev.speechHandle);
+    };
+    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    this.detach = () => {
+      offKeys();
+      session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    };
+  }
+
+  /** The task started speaking: silence does not count (and timers wait) until it ends. */
+  speaking(handle: voice.SpeechHandle): void {
+    if (this.speeches.has(handle)) return;
+    this.speeches.add(handle);
+    this.quiet();
     handle.addDoneCallback(() => {
-      this.speaking -= 1;
-      if (this.speaking === 0 && stillWaiting()) this.arm();
+      this.speeches.delete(handle);
+      this.listen();
     });
   }
 
-  /** Stops the timer (the caller said or pressed something, or the task ended). */
-  cancel(): void {
-    this.timer?.cancel();
-    this.timer = undefined;
+  /** A key: interrupts the task's speech and goes into the entry. */
+  key(digit: string): void {
+    if (!this.keypad) return;
+    this.interrupt();
+    this.cancelNoInput();
+    this.keypad.press(digit);
   }
 
-  private arm(): void {
-    if (this.timer) return;
-    this.timer = this.clock.setTimer(this.timeoutMs, () => {
-      this.timer = undefined;
-      this.onSilence();
+  /** A spoken or typed turn: the keys so far and the no-input wait are over. */
+  turn(): void {
+    this.keypad?.reset();
+    this.cancelNoInput();
+  }
+
+  /** Starts listening (timers, the wait declaration) once nothing of the task is playing. */
+  listen(): void {
+    if (this.speeches.size > 0 || !this.on.listening()) return;
+    if (this.keypad) this.releaseWait ??= this.call.waitForCaller();
+    if (this.keypad?.pending) {
+      this.keypad.resume();
+      return;
+    }
+    if (this.noInput) return;
+    this.noInput = this.call.clock.setTimer(this.noInputMs, () => {
+      this.noInput = undefined;
+      if (this.on.listening()) this.on.silence();
     });
+  }
+
+  /** Stops listening: every timer, the wait declaration, keys and speech tracking. */
+  stop(): void {
+    this.quiet();
+    this.keypad?.reset();
+    this.detach?.();
+    this.detach = undefined;
+  }
+
+  /** Interrupts what the task is saying (a key cuts off its prompt). */
+  interrupt(): void {
+    for (const handle of this.speeches) {
+      if (!handle.done() && handle.allowInterruptions) handle.interrupt();
+    }
+  }
+
+  private quiet(): void {
+    this.cancelNoInput();
+    this.keypad?.pause();
+    const release = this.releaseWait;
+    this.releaseWait = undefined;
+    release?.();
+  }
+
+  private cancelNoInput(): void {
+    this.noInput?.cancel();
+    this.noInput = undefined;
   }
 }

@@ -5,7 +5,7 @@
  * on them. A pending value is only ever confirmed by a yes to its own read-back.
  */
 import { type ReadableStream, TransformStream } from 'node:stream/web';
-import { afterRejection } from './parsers/correct.js';
+import { afterRejection, afterYes } from './parsers/correct.js';
 import type { ParseResult } from './parsers/result.js';
 import { yesNo } from './parsers/yesNo.js';
 
@@ -77,6 +77,21 @@ function confirmReply<T>(text: string, pending: T, readers: ReplyReaders<T>): Re
     if (parsed?.kind === 'match' && !sameValue(parsed.value, pending)) return { kind: 'unclear' };
     return { kind: 'yes' };
   }
+  // "yes, but it's 5 5 6": a correction, not a yes.
+  const said = afterYes(text);
+  if (said?.contrast) {
+    const fixed = correction(pending, said.rest, readers);
+    if (fixed?.kind === 'match' && !sameValue(fixed.value, pending)) {
+      return {
+        kind: 'replace',
+        value: fixed.value,
+        rejected: true,
+        approximate: fixed.approximate,
+      };
+    }
+    if (fixed?.kind === 'invalid') return { kind: 'retry', reason: fixed.reason };
+    return { kind: 'unclear' };
+  }
   const rest = afterRejection(text);
   if (rest !== undefined) {
     const fixed = correction(pending, rest, readers);
@@ -97,8 +112,10 @@ function confirmReply<T>(text: string, pending: T, readers: ReplyReaders<T>): Re
   const fixed = correction(pending, text, readers);
   if (fixed?.kind === 'match') {
     if (fixed.approximate) return { kind: 'unclear' };
-    return sameValue(fixed.value, pending)
-      ? { kind: 'yes' }
+    if (sameValue(fixed.value, pending)) return { kind: 'yes' };
+    // "yes, eight" at "Is that a seven?" names another value: neither is confirmed.
+    return said !== undefined
+      ? { kind: 'unclear' }
       : { kind: 'replace', value: fixed.value, rejected: true };
   }
   return { kind: 'unclear' };

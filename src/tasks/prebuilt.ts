@@ -1,11 +1,19 @@
 import type { CountryCode } from 'libphonenumber-js';
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { fromSpec, type TaskDefinition, type TaskOverrides } from './define.js';
+import { fromSpec, mergeOverrides, type TaskDefinition, type TaskOverrides } from './define.js';
 import { patchDigitEnd, patchEmail, spelledTarget } from './parsers/correct.js';
 import * as parse from './parsers/index.js';
 import { spelledWord } from './parsers/name.js';
 import type { ParseResult } from './parsers/result.js';
+import {
+  DIGIT_PHRASES,
+  dateMayGrow,
+  numberMayGrow,
+  timeMayGrow,
+  YES_NO_PHRASES,
+} from './task-expectation.js';
+import type { TaskSpec } from './typed-task-spec.js';
 
 export type { PersonName } from './parsers/name.js';
 
@@ -24,14 +32,14 @@ function build<T>(
   defaults: TaskOverrides<T>,
   { question, name, ...overrides }: PrebuiltOptions<T>,
 ): TaskDefinition<T> {
-  return fromSpec<T>({
+  const base: TaskSpec<T> = {
     name: name ?? kind,
     schema,
     instructions,
     prompt: question,
     ...defaults,
-    ...overrides,
-  });
+  };
+  return fromSpec<T>(mergeOverrides(base, overrides as Partial<TaskSpec<T>>));
 }
 
 const same =
@@ -48,6 +56,7 @@ export function yesNo(options: PrebuiltOptions<boolean>): TaskDefinition<boolean
     {
       parse: (text) => parse.yesNo(text),
       readBack: (v) => (v ? 'yes' : 'no'),
+      expects: { kind: 'yesNo', phrases: YES_NO_PHRASES },
     },
     options,
   );
@@ -80,6 +89,10 @@ export function choice<const V extends string>(
     {
       parse: (text) => parse.choice(text, choices),
       readBack: (v) => choices.find((c) => c.value === v)?.label ?? v,
+      expects: {
+        kind: 'choice',
+        phrases: choices.flatMap((c) => [c.label, ...(c.synonyms ?? [])]),
+      },
     },
     rest,
   );
@@ -120,6 +133,7 @@ export function number(
             }
           : undefined,
       readBack: (v) => parse.readBack('number', v),
+      expects: { kind: 'number', phrases: numberWords(min, max, integer), mayGrow: numberMayGrow },
     },
     rest,
   );
@@ -137,6 +151,7 @@ export function date(
     {
       parse: (text, ctx) => parse.date(text, { now: new Date(ctx.now), timeZone, prefer }),
       readBack: (v) => parse.readBack('date', v),
+      expects: { kind: 'date', mayGrow: dateMayGrow },
     },
     rest,
   );
@@ -157,6 +172,7 @@ export function time(options: PrebuiltOptions<string> & parse.TimeOptions): Task
           ? { kind: 'match', value: v }
           : parse.time(v, { defaultPeriod }),
       readBack: (v) => parse.readBack('time', v),
+      expects: { kind: 'time', mayGrow: timeMayGrow },
     },
     rest,
   );
@@ -179,6 +195,7 @@ export function email(options: PrebuiltOptions<string>): TaskDefinition<string> 
       normalize: same((t) => parse.email(t)),
       confirm: 'audio',
       readBack: (v, spelled) => (spelled ? parse.readBack('email', v) : v),
+      expects: { kind: 'email', phrases: ['at', 'dot'] },
     },
     options,
   );
@@ -202,6 +219,12 @@ export function phone(
       normalize: same((t) => parse.phone(t, { defaultRegion })),
       confirm: 'audio',
       readBack: (v) => parse.readBack('phone', v),
+      expects: {
+        kind: 'phone',
+        phrases: DIGIT_PHRASES,
+        // A national number in North America has 10 digits; elsewhere lengths vary.
+        digits: defaultRegion === 'US' || defaultRegion === 'CA' ? { min: 10, max: 10 } : undefined,
+      },
     },
     rest,
   );
@@ -232,6 +255,7 @@ export function personName(
       confirm: 'audio',
       readBack: (v, spelled) =>
         spelled ? parse.readBack('name', v) : [v.first, v.last].filter(Boolean).join(' '),
+      expects: { kind: 'name' },
     },
     options,
   );
@@ -267,6 +291,7 @@ export function address(options: PrebuiltOptions<Address>): TaskDefinition<Addre
           .join(', ');
         return spelled ? `${line}; postal code ${parse.spellLetters(v.postalCode)}` : line;
       },
+      expects: { kind: 'address' },
     },
     options,
   );
@@ -285,16 +310,25 @@ export function likert(
     {
       parse: (text) => parse.likert(text, scale),
       readBack: (v) => (labels?.[v] ? `${v}, ${labels[v]}` : String(v)),
+      expects: {
+        kind: 'number',
+        phrases: [...numberWords(min, max, true), ...Object.values(labels ?? {})],
+      },
     },
     rest,
   );
 }
 
-/** Free text up to `maxChars` (default 500), taken as said. */
+/**
+ * Free text up to `maxChars` (default 500), taken as said. Optional by default: a refusal or a
+ * "nothing to add" reply ("skip", "no thanks", "nope, that's all") ends the task as `declined`
+ * (a skippable flow step is skipped) instead of being stored; with `optional: false` only
+ * refusals to answer are declined and a bare "no" or "nothing" is the answer.
+ */
 export function freeText(
   options: PrebuiltOptions<string> & Partial<parse.FreeTextOptions>,
 ): TaskDefinition<string> {
-  const { maxChars = 500, minChars, ...rest } = options;
+  const { maxChars = 500, minChars, optional = true, ...rest } = options;
   return build(
     'free_text',
     z.string().max(maxChars),
@@ -302,8 +336,11 @@ export function freeText(
     {
       // A filler on its own ("um", "hmm") is not an answer: let the model or a re-prompt handle it.
       parse: (text) =>
-        FILLER_ONLY.test(text) ? { kind: 'nomatch' } : parse.freeText(text, { maxChars, minChars }),
+        FILLER_ONLY.test(text)
+          ? { kind: 'nomatch' }
+          : parse.freeText(text, { maxChars, minChars, optional }),
       readBack: (v) => v,
+      expects: { kind: 'freeText', judge: () => 'unknown' },
     },
     rest,
   );
@@ -327,6 +364,11 @@ export function digits(
       },
       normalize: (v) => parse.digits(v, rules),
       readBack: (v) => parse.groupDigits(v),
+      expects: {
+        kind: 'digits',
+        phrases: DIGIT_PHRASES,
+        digits: { min: minLength ?? 1, max: maxLength ?? 32 },
+      },
     },
     rest,
   );
@@ -339,6 +381,36 @@ const NO_SINGLE_PART: ParseResult<never> = {
 };
 
 const FILLER_ONLY = /^[\s\p{P}]*(?:(?:um+|uh+|hmm+|er+|ah+|mm+)[\s\p{P}]*)*$/iu;
+
+const SMALL_NUMBERS = [
+  'zero',
+  'one',
+  'two',
+  'three',
+  'four',
+  'five',
+  'six',
+  'seven',
+  'eight',
+  'nine',
+  'ten',
+  'eleven',
+  'twelve',
+  'thirteen',
+  'fourteen',
+  'fifteen',
+  'sixteen',
+  'seventeen',
+  'eighteen',
+  'nineteen',
+  'twenty',
+];
+
+/** The words of every whole number a small scale allows (0-20), as recogniser hints. */
+function numberWords(min = 0, max?: number, integer?: boolean): string[] {
+  if (max === undefined || !integer || min < 0 || max > 20 || min > max) return [];
+  return SMALL_NUMBERS.slice(min, max + 1);
+}
 
 function describeBounds(
   base: string,

@@ -1,11 +1,13 @@
 /**
- * What a typed task is made of, apart from the task itself (./typed-task.ts): its spec, the
- * tools it gives its model and their parameters (built once), its counters, and the words it
- * uses by default (instructions, read-back, re-prompts).
+ * What a capture is made of, apart from the engine itself (./typed-task.ts): its spec (the one
+ * definition interface of typed tasks, digit collection and menus), the tools it gives its
+ * model and their parameters (built once), its counters, and the words it uses by default
+ * (instructions, read-back, re-prompts).
  */
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
 import type { InputModality } from '../core/call.js';
+import type { AnswerKind, TurnJudgement } from '../core/expectation.js';
 import { joinSpeech } from './capture.js';
 import type { ParseResult } from './parsers/result.js';
 import { type ConfirmPolicy, pickReprompt, type RetryPolicy, type Watchdog } from './policy.js';
@@ -17,6 +19,13 @@ export const TASK_TOOLS = {
   unclear: 'report_unclear',
   confirm: 'confirm_answer',
 } as const;
+
+/**
+ * Name of the internal tool that runs `retry.onExhausted`: the escalation always runs inside
+ * a tool call, where upstream lets an inline AgentTask (a warm transfer) run. Never offered to
+ * a model.
+ */
+export const ESCALATE_TOOL = 'taskline_escalate';
 
 // The fixed tools' parameters, built once: a zod schema costs more to build than the rest of
 // a task, and every call builds several tasks.
@@ -88,10 +97,39 @@ export interface TaskSpec<T> {
   detectRefusal?: boolean;
   /**
    * Also accept the answer on the keypad: keys are collected until `finishOnKey` (default
-   * '#'), `maxDigits`, `isComplete(keys)` or `interDigitTimeoutMs` of quiet, then handled
-   * exactly like a spoken answer (parsed without a model), with modality 'dtmf'.
+   * '#'), `maxDigits`, `isComplete(keys)` or `interDigitTimeoutMs` of quiet, then read by
+   * `parse` (never a model) with modality 'dtmf'. The first key interrupts the task's speech.
    */
   keypad?: KeypadEntry;
+  /** Accept spoken and typed answers (default true); false asks the caller for the keypad. */
+  allowSpeech?: boolean;
+  /** Said instead of `prompt` after a failure (a shorter form); default the prompt. */
+  reprompt?: string;
+  /**
+   * Replays the prompt without counting a failure: on this key, or when the caller's words
+   * match `phrases` ("repeat that").
+   */
+  repeat?: { key?: string; phrases?: RegExp };
+  /**
+   * The answer is a secret (a PIN): while the task runs, echoes of the caller are masked; keys
+   * and spoken answers reach the chat context, the capture log and logs only as "****".
+   */
+  mask?: boolean;
+  /** What the task listens for, published as the call's {@link Expectation} while it waits. */
+  expects?: ExpectationSpec;
+  /** How the model submits an answer when not as the schema itself (a menu submits a key). */
+  submit?: SubmitTool<T>;
+  /** The report tools the model gets besides submit (default both). */
+  reports?: { declined?: boolean; confirm?: boolean };
+  /**
+   * Who words the re-prompt after the model reported an answer unclear or invalid: the model,
+   * on the tool's result (default), or the task itself (its own line, no second model call).
+   */
+  repromptBy?: 'model' | 'task';
+  /** How the call's capture log shows an accepted value (default: its read-back). */
+  display?: (value: T) => string;
+  /** Log component of the task's "<name> ended: <status>" line (default "taskline.tasks"). */
+  logComponent?: string;
   /** Send what `parse` cannot resolve to the model (default true). False: count a no-match. */
   modelFallback?: boolean;
   /** When to read the value back before accepting it. Default 'never'. */
@@ -108,16 +146,51 @@ export interface TaskSpec<T> {
   chatCtx?: llm.ChatContext;
 }
 
-/** How keypad entry ends for a typed task (see {@link TaskSpec.keypad}). */
+/** How keypad entry ends (see {@link TaskSpec.keypad}). */
 export interface KeypadEntry {
-  /** Most keys one answer takes. */
+  /** Most keys one answer takes (counting only `validKeys`, when given). */
   maxDigits: number;
-  /** Ends the entry early (default '#'; '' for none). */
+  /** Ends the entry early (default '#'; '' for none). Never part of the keys. */
   finishOnKey?: string;
+  /** Removes the last key entered (e.g. '*'); off by default. */
+  deleteKey?: string;
+  /** Keys that count toward `maxDigits` (default all): a stray key never completes an entry. */
+  validKeys?: string;
   /** Quiet after a key that ends the entry (default 3,000 ms on the call's clock). */
   interDigitTimeoutMs?: number;
   /** True when the keys so far are a whole answer (e.g. "7" on a 0-10 scale). */
   isComplete?: (keys: string) => boolean;
+}
+
+/** What a capture publishes about the answer it expects (see `Expectation` in core). */
+export interface ExpectationSpec {
+  /** The kind of answer (default 'custom'). */
+  kind?: AnswerKind;
+  /** Words a recogniser should favour (menu options, names on a list). */
+  phrases?: readonly string[];
+  /**
+   * For digit answers: fewer spoken digits than `min` are a proper prefix (the turn is not
+   * over); `max` digits that parse are a whole answer; in between, the session's own timing.
+   */
+  digits?: { min: number; max: number };
+  /**
+   * True when words the parser reads as a whole answer may still grow into another one
+   * ("twenty" → "twenty five", "March third" → "March third 1980"): judged `unknown`, not
+   * `complete`, so nobody cuts the caller off.
+   */
+  mayGrow?: (text: string) => boolean;
+  /** Judges an utterance itself instead of the task's parser. Must not throw. */
+  judge?: (text: string) => TurnJudgement;
+}
+
+/** A model submit tool whose arguments are not the value itself (see {@link TaskSpec.submit}). */
+export interface SubmitTool<T> {
+  description: string;
+  parameters: z.ZodObject;
+  /** The value the arguments name: `invalid` goes back to the model as the tool error. */
+  read(args: Record<string, unknown>): ParseResult<T>;
+  /** The arguments that name a value (the task submits what its parser read this way). */
+  args(value: T): Record<string, unknown>;
 }
 
 /** What a typed task has counted so far; flows and reports read it. */
@@ -165,19 +238,23 @@ export function defaultReadBack(value: unknown, spelled: boolean): string {
   return spelled ? [...text].join(' ') : text;
 }
 
-/** A re-prompt line: the policy's own for the `n`th failure of this kind, else a default. */
+/**
+ * A re-prompt line after the `n`th failure of a kind: the reason (what was wrong, if the task
+ * knows), then the policy's own re-prompt, else a default one around `prompt`.
+ */
 export function repromptLine<T>(
   kind: 'noInput' | 'noMatch' | 'invalid',
   n: number,
   retry: RetryPolicy<T>,
   prompt: string,
+  reason?: string,
 ): string {
   const custom = pickReprompt(retry.prompts?.[kind], Math.max(1, n));
-  if (custom) return custom;
+  if (custom) return joinSpeech(reason ?? '', custom);
   if (kind === 'noInput')
     return joinSpeech(n > 1 ? 'Are you still there?' : "Sorry, I didn't hear anything.", prompt);
-  if (kind === 'noMatch') return joinSpeech("Sorry, I didn't understand.", prompt);
-  return prompt || 'Please try again.';
+  if (kind === 'noMatch') return joinSpeech(reason ?? "Sorry, I didn't understand.", prompt);
+  return joinSpeech(reason ?? '', prompt || 'Please try again.');
 }
 
 /** What the task does when its model calls one of its tools. */
@@ -188,37 +265,53 @@ export interface TaskToolHandlers {
   confirm(correct: boolean): string | undefined;
 }
 
-/** A typed task's tools: the spec's own, then submit, declined, unclear and confirm. */
+/**
+ * A task's tools for its model: the spec's own, then submit, and the report tools the spec
+ * keeps (declined, unclear, confirm). Without a model fallback there are none.
+ */
 export function taskTools<T>(
   spec: TaskSpec<T>,
   parameters: z.ZodObject,
   on: TaskToolHandlers,
 ): llm.ToolContextEntry[] {
-  return [
-    ...(llm.toToolContext(spec.tools)?.tools ?? []),
+  const own = llm.toToolContext(spec.tools)?.tools ?? [];
+  const tools: llm.ToolContextEntry[] = [
+    ...own,
     llm.tool({
       name: TASK_TOOLS.submit,
-      description: `Submit the caller's answer (${spec.name}) once you have it.`,
-      parameters,
+      description:
+        spec.submit?.description ?? `Submit the caller's answer (${spec.name}) once you have it.`,
+      parameters: spec.submit?.parameters ?? parameters,
       execute: async (args: Record<string, unknown>) => on.submit(args),
     }),
-    llm.tool({
-      name: TASK_TOOLS.declined,
-      description: 'The caller refuses to give this answer.',
-      parameters: DECLINED_PARAMETERS,
-      execute: async ({ reason }) => on.declined(reason),
-    }),
+  ];
+  if (spec.reports?.declined !== false) {
+    tools.push(
+      llm.tool({
+        name: TASK_TOOLS.declined,
+        description: 'The caller refuses to give this answer.',
+        parameters: DECLINED_PARAMETERS,
+        execute: async ({ reason }) => on.declined(reason),
+      }),
+    );
+  }
+  tools.push(
     llm.tool({
       name: TASK_TOOLS.unclear,
       description: "The caller's answer could not be understood.",
       parameters: UNCLEAR_PARAMETERS,
       execute: async ({ reason }) => on.unclear(reason),
     }),
-    llm.tool({
-      name: TASK_TOOLS.confirm,
-      description: 'After reading the answer back: did the caller say it is correct?',
-      parameters: CONFIRM_PARAMETERS,
-      execute: async ({ correct }) => on.confirm(correct),
-    }),
-  ];
+  );
+  if (spec.reports?.confirm !== false) {
+    tools.push(
+      llm.tool({
+        name: TASK_TOOLS.confirm,
+        description: 'After reading the answer back: did the caller say it is correct?',
+        parameters: CONFIRM_PARAMETERS,
+        execute: async ({ correct }) => on.confirm(correct),
+      }),
+    );
+  }
+  return tools;
 }

@@ -1,36 +1,36 @@
-// Over 500 lines on purpose: one upstream AgentTask whose overrides (llmNode, its tools, the
-// read-back phases) share one state machine, which reads best in one place. What has a job of
-// its own lives beside it: ./typed-task-spec.ts (the spec, tools, counters, default wording),
-// ./caller-input.ts (keypad entry, no-input timer), ./confirm.ts (what replies to a read-back
-// mean), ./parsers (how answers are read) and ./capture.ts (the run()/unwind shell).
+// The one capture engine of taskline: typed tasks, digit collection and menus are all this
+// class with a different spec. Its overrides (onEnter, llmNode, its tools) share one state
+// machine, which reads best in one place; what has a job of its own lives beside it:
+// ./typed-task-spec.ts (the spec, tools, default wording), ./caller-input.ts (keys, speech,
+// no-input timer), ./attempts.ts (counters and caps), ./read-back.ts and ./confirm.ts
+// (read-backs and what replies to them mean), ./escalation.ts (onExhausted in a tool call),
+// ./task-expectation.ts (what the task listens for), ./parsers (how answers are read) and
+// ./capture.ts (the run()/unwind shell).
 import type { ReadableStream } from 'node:stream/web';
-import { type FlushSentinel, llm, voice } from '@livekit/agents';
+import { type FlushSentinel, llm, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
+import { maskPII, maskValue, registerSecret } from '../core/pii.js';
 import { countModelCallAvoided, traceReprompt } from '../observability/tasks.js';
-import type { FailedOutcome, Outcome } from '../outcome.js';
-import { KeypadCollector, NoInputTimer } from './caller-input.js';
-import {
-  CaptureTask,
-  capReached,
-  EXHAUSTED_STATUSES,
-  joinSpeech,
-  ToolGuard,
-  totalFailures,
-} from './capture.js';
+import type { Outcome } from '../outcome.js';
+import { Attempts, type FailureKind } from './attempts.js';
+import { CallerInput } from './caller-input.js';
+import { addCallerLine, replaceCallerText } from './caller-lines.js';
+import { CaptureTask, ToolGuard } from './capture.js';
+import { noteEnd } from './captures.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
-import {
-  chooseQuestion,
-  confirmQuestion,
-  type ReadBackReason,
-  type ReadBackReply,
-  readBackReply,
-  watchReply,
-} from './confirm.js';
+import { readBackReply, watchReply } from './confirm.js';
+import { Escalation } from './escalation.js';
 import { guardedModelReply } from './model-reply.js';
+import { refusal } from './parsers/refusal.js';
+import type { ParseResult } from './parsers/result.js';
+import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from './policy.js';
+import { ReadBack } from './read-back.js';
+import { type Reader, taskExpectation } from './task-expectation.js';
 import {
   defaultReadBack,
+  ESCALATE_TOOL,
   isTaskTool,
   repromptLine,
   stripToolErrorPrefix,
@@ -42,81 +42,102 @@ import {
   taskTools,
 } from './typed-task-spec.js';
 
-export type { KeypadEntry, ParseContext, TaskCounters, TaskSpec } from './typed-task-spec.js';
-export { TASK_TOOLS } from './typed-task-spec.js';
+export type {
+  ExpectationSpec,
+  KeypadEntry,
+  ParseContext,
+  SubmitTool,
+  TaskCounters,
+  TaskSpec,
+} from './typed-task-spec.js';
+export { ESCALATE_TOOL, TASK_TOOLS } from './typed-task-spec.js';
 
-import { refusal } from './parsers/refusal.js';
-import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from './policy.js';
-
-/** Asking the question, waiting on a read-back, or asking which of the caller's alternatives. */
-type Phase = 'asking' | 'confirming' | 'choosing';
+type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
+/**
+ * What to do with an answer: say this, say nothing (the task ended), ask the model, or take a
+ * value a parser read (submitted through the submit tool in a caller turn, as a model would).
+ */
+type Next<T> = string | undefined | typeof ASK_MODEL | Offer<T>;
+interface Offer<T> {
+  offer: T;
+  approximate: boolean;
+}
+const ASK_MODEL = Symbol('ask the model');
+/** A value that passed normalisation and validation, or why it did not. */
+type Checked<T> = { kind: 'match'; value: T } | { kind: 'invalid'; reason: string };
+const KEYPAD_ONLY = 'Please use the keypad on your phone.';
 
 /**
- * An upstream AgentTask that captures one typed value and always resolves an
- * {@link Outcome}: parsers answer what they can without a model, the model gets a submit
- * tool shaped by the schema, and retries, confirmation, no-input timers, a watchdog and
- * the hang-up are handled here so callers only branch on `outcome.status`.
+ * taskline's capture engine: an upstream AgentTask that captures one typed value and always
+ * resolves an {@link Outcome}. Spoken, typed and keyed answers go through one path — the
+ * task's parser first, the model (a submit tool shaped by the schema) only for speech the
+ * parser cannot read — and retries, read-backs, the keypad (a key interrupts the prompt),
+ * no-input timers, the watchdog, the hang-up and the escalation (`onExhausted`, always inside
+ * a tool call) are handled here, so callers only branch on `outcome.status`. Typed tasks,
+ * `collectDigits` and `menu` are all this class with a different spec.
  */
 export class TypedTask<T> extends CaptureTask<T> {
   readonly spec: TaskSpec<T>;
   private readonly retry: RetryPolicy<T>;
   private readonly watchdog: Watchdog;
   private readonly wrapsValue: boolean;
-  private readonly counts = { noInput: 0, noMatch: 0, invalid: 0, rejected: 0 };
-  private turns = 0;
-  /** A failure was already counted for the caller's current utterance. */
-  private failedThisTurn = false;
-  /** Times the model reported the current utterance unclear. */
-  private unclearThisTurn = 0;
-  private phase: Phase = 'asking';
-  private pending: { value: T; modality: InputModality; reason: ReadBackReason } | undefined;
-  /** Alternatives the caller offered ("seven or eight"), while asking which. */
-  private candidates: readonly T[] = [];
+  private readonly attempts = new Attempts();
+  private readonly readBack: ReadBack<T>;
+  private readonly escalation: Escalation<T>;
+  /** How the caller gave the answer now being handled. */
+  private modality: InputModality = 'text';
   /** The next submission is an estimate: read it back even when the policy says never. */
   private approximateNext = false;
-  private spelled = false;
+  /** The model reported the current answer unclear more than once. */
+  private unclearAgain = false;
   private finished = false;
   private readonly seen = new Set<string>();
+  /** Submit calls the task made itself for values its parser read. */
   private readonly localCalls = new Set<string>();
-  private localCallCounter = 0;
-  private noInput: NoInputTimer | undefined;
-  private keypad: KeypadCollector | undefined;
+  private input: CallerInput | undefined;
   private watchdogTimer: TimerHandle | undefined;
+  private releaseExpectation: (() => void) | undefined;
   private readonly cleanups: Array<() => void> = [];
 
   constructor(spec: TaskSpec<T>) {
     const retry = resolveRetry(spec.retry);
-    const watchdog = resolveWatchdog(spec.watchdog);
     const wrapsValue = !(spec.schema instanceof z.ZodObject);
-    const parameters = submitParameters(spec.schema, wrapsValue);
     const guard = new ToolGuard();
+    const escalation = new Escalation<T>(spec.name, retry.onExhausted, (o) => this.settle(o));
     super(
       {
         id: spec.name,
         instructions: taskInstructions(spec),
         llm: spec.llm,
         chatCtx: spec.chatCtx,
-        tools: guard.wrap(
-          taskTools(spec, parameters, {
-            submit: (args) => this.onSubmit(args),
-            declined: (reason) =>
-              this.finish({ status: 'declined', attempts: this.failures() + 1, reason }),
-            unclear: (reason) => this.onUnclear(reason),
-            confirm: (correct) => this.onConfirm(correct),
-          }),
-        ),
+        tools: [
+          ...guard.wrap(
+            taskTools(spec, submitParameters(spec.schema, wrapsValue), {
+              submit: (args) => this.onSubmit(args),
+              declined: (reason) => this.decline('', reason),
+              unclear: (reason) => this.onUnclear(reason),
+              confirm: (correct) => this.onConfirm(correct),
+            }),
+          ),
+          // Not guarded: the escalation runs after the outcome is decided, before completion.
+          escalation.tool,
+        ],
       },
       guard,
     );
     this.spec = spec;
     this.retry = retry;
-    this.watchdog = watchdog;
+    this.watchdog = resolveWatchdog(spec.watchdog);
     this.wrapsValue = wrapsValue;
+    this.escalation = escalation;
+    const speakable = (value: T, spelled: boolean) =>
+      spec.readBack ? spec.readBack(value, spelled) : defaultReadBack(value, spelled);
+    this.readBack = new ReadBack(speakable, spec.prompt, () => this.publish());
   }
 
   /** A snapshot of the task's counters (no-input, no-match, invalid, rejected, turns). */
   get counters(): Readonly<TaskCounters> {
-    return { ...this.counts, turns: this.turns };
+    return this.attempts.snapshot();
   }
 
   override async onEnter(): Promise<void> {
@@ -125,12 +146,17 @@ export class TypedTask<T> extends CaptureTask<T> {
     this.agentSession = session;
     const call = callOf(session);
     this.call = call;
+    if (call.hungUp) {
+      this.finish({ status: 'hangup', attempts: 0, reason: call.hungUp.reason });
+      return;
+    }
     for (const item of this.chatCtx.items) this.seen.add(item.id);
     this.cleanups.push(
       call.on('hangup', (ev) =>
         this.finish({ status: 'hangup', attempts: this.failures(), reason: ev.reason }),
       ),
     );
+    if (this.spec.mask) this.cleanups.push(call.expectSecret());
     this.watchdogTimer = call.clock.setTimer(this.watchdog.maxDurationMs, () =>
       this.finish({
         status: 'timeout',
@@ -138,22 +164,13 @@ export class TypedTask<T> extends CaptureTask<T> {
         reason: `no answer within ${this.watchdog.maxDurationMs} ms`,
       }),
     );
-    if (this.spec.keypad) {
-      // The keys go down the model path as the caller's answer (the parser resolves them).
-      const keypad = new KeypadCollector(this.spec.keypad, call.clock, (keys) => {
-        if (this.finished) return;
-        call.noteInput('dtmf');
-        this.session.generateReply({ userInput: keys });
-      });
-      this.keypad = keypad;
-      this.cleanups.push(call.on('dtmf', ({ digit }) => this.onKey(digit, keypad)));
-    }
-    this.noInput = new NoInputTimer(call.clock, this.retry.noInputTimeoutMs, () =>
-      this.onNoInput(),
-    );
-    const onSpeech = (ev: voice.SpeechCreatedEvent) => this.trackSpeech(ev.speechHandle);
-    session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
-    this.cleanups.push(() => session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech));
+    this.input = new CallerInput(call, this.retry.noInputTimeoutMs, this.spec.keypad, {
+      entry: (keys) => void this.onEntry(keys),
+      silence: () => this.onNoInput(),
+      listening: () => !this.finished && !this.done,
+    });
+    this.input.attach(session, () => session.currentAgent === this);
+    this.publish();
     if (this.spec.prompt) session.say(this.spec.prompt);
     else session.generateReply();
   }
@@ -162,245 +179,265 @@ export class TypedTask<T> extends CaptureTask<T> {
     chatCtx: llm.ChatContext,
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
-  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+  ): Promise<Stream> {
+    if (this.escalation.waiting) return this.escalation.reply();
     if (this.finished) return emptyStream();
-    let newUser: string | undefined;
+    let caller: llm.ChatMessage | undefined;
     let lastOutput: llm.FunctionCallOutput | undefined;
     let failedAgain = false;
     for (const item of chatCtx.items) {
       if (this.seen.has(item.id)) continue;
       this.seen.add(item.id);
       if (item.type === 'message' && item.role === 'user') {
-        newUser = item.textContent ?? '';
-        this.failedThisTurn = false;
-        this.unclearThisTurn = 0;
+        caller = item;
+        this.attempts.newAnswer();
       }
       if (item.type === 'function_call_output' && isTaskTool(item.name)) {
         lastOutput = item;
         if (item.name === TASK_TOOLS.submit && item.isError) {
-          failedAgain = !this.countFailure('invalid');
+          failedAgain = !this.attempts.countOnce('invalid');
         }
       }
     }
     if (this.checkCaps()) return emptyStream();
-
-    if (newUser !== undefined) return this.onCallerTurn(newUser, chatCtx, toolCtx, modelSettings);
-
-    // The model failed this utterance again on its own tool reply: re-prompt without asking
-    // it a third time. One utterance costs one attempt and at most two model calls.
-    if (lastOutput?.name === TASK_TOOLS.unclear && this.unclearThisTurn > 1) {
+    if (caller) return this.onCallerTurn(caller, chatCtx, toolCtx, modelSettings);
+    const error = lastOutput?.isError ? stripToolErrorPrefix(lastOutput.output) : undefined;
+    if (lastOutput && this.localCalls.has(lastOutput.callId)) {
+      // The task's own submission: answer its result without a model.
+      if (this.readBack.confirming) return textStream(this.question());
+      return this.say(error !== undefined ? this.reprompt('invalid', error) : undefined);
+    }
+    // The model failed this answer again on its own tool reply (or the task words its own
+    // re-prompts): re-prompt without asking it again. One answer costs one attempt and at
+    // most two model calls.
+    const byTask = this.spec.repromptBy === 'task';
+    if (lastOutput?.name === TASK_TOOLS.unclear && (byTask || this.unclearAgain)) {
       return textStream(this.reprompt('noMatch'));
     }
-    if (lastOutput && failedAgain) {
-      return textStream(
-        joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
-      );
+    if (lastOutput?.name === TASK_TOOLS.submit && error !== undefined && (byTask || failedAgain)) {
+      return textStream(this.reprompt('invalid', error));
     }
-
-    if (lastOutput && this.localCalls.has(lastOutput.callId)) {
-      // Our own parser produced the call: answer its result without a model.
-      if (this.phase === 'confirming') return textStream(this.confirmQuestion());
-      if (lastOutput.isError) {
-        return textStream(
-          joinSpeech(stripToolErrorPrefix(lastOutput.output), this.reprompt('invalid')),
-        );
-      }
-      if (lastOutput.name === TASK_TOOLS.confirm) return textStream(this.reaskAfterRejection());
-    }
-    if (
-      lastOutput?.name === TASK_TOOLS.submit &&
-      !lastOutput.isError &&
-      this.phase === 'confirming'
-    ) {
-      return textStream(this.confirmQuestion());
+    if (lastOutput?.name === TASK_TOOLS.submit && !error && this.readBack.confirming) {
+      return textStream(this.question());
     }
     return this.model(chatCtx, toolCtx, modelSettings);
   }
 
   private async onCallerTurn(
-    text: string,
+    message: llm.ChatMessage,
     chatCtx: llm.ChatContext,
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
-  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
-    this.cancelNoInput();
-    this.turns += 1;
-    if (this.turns > this.watchdog.maxTurns) {
-      this.finish({
-        status: 'timeout',
-        attempts: this.failures(),
-        reason: `no answer within ${this.watchdog.maxTurns} caller turns`,
-      });
-      return emptyStream();
+  ): Promise<Stream> {
+    this.input?.turn();
+    this.unclearAgain = false;
+    const text = message.textContent ?? '';
+    if (this.spec.mask) this.scrub(message, text);
+    if (!this.countTurn(this.call?.modalityOf(message) ?? 'text')) return emptyStream();
+    const next =
+      this.spec.allowSpeech === false
+        ? this.fail('noMatch', KEYPAD_ONLY)
+        : await this.answer(text, this.modality);
+    if (next === ASK_MODEL) return this.model(chatCtx, toolCtx, modelSettings);
+    if (!isOffer(next)) return this.say(next);
+    // A secret is never written into the conversation as tool arguments: taken directly.
+    if (this.spec.mask) return this.say(await this.offer(next.offer, next.approximate));
+    return this.submitCall(next.offer, next.approximate);
+  }
+
+  /** A whole keypad entry: answered like speech, by the parser (never the model). */
+  private async onEntry(keys: string): Promise<void> {
+    if (this.finished) return;
+    if (keys === '') {
+      this.onNoInput();
+      return;
     }
-    const modality = this.call?.lastInputModality ?? 'text';
-    if (this.phase !== 'asking') {
-      return this.onReadBackReply(text, modality, chatCtx, toolCtx, modelSettings);
+    if (this.spec.mask) registerSecret(keys);
+    this.seen.add(addCallerLine(this, `(keypad) ${this.spec.mask ? maskValue(keys) : keys}`));
+    if (!this.countTurn('dtmf')) return;
+    this.attempts.newAnswer();
+    let next = await this.answer(keys, 'dtmf');
+    if (isOffer(next)) next = await this.offer(next.offer, next.approximate);
+    if (typeof next === 'string' && next) this.speak(next);
+    else this.input?.listen();
+  }
+
+  /** Counts a caller turn; false when the turn cap ended the task. */
+  private countTurn(modality: InputModality): boolean {
+    this.modality = modality;
+    if (this.attempts.turn(this.watchdog.maxTurns)) return true;
+    this.finish({
+      status: 'timeout',
+      attempts: this.failures(),
+      reason: `no answer within ${this.watchdog.maxTurns} caller turns`,
+    });
+    return false;
+  }
+
+  /** What an answer (spoken, typed or keyed) means, and what to say next. */
+  private async answer(text: string, modality: InputModality): Promise<Next<T>> {
+    const repeat = this.spec.repeat;
+    if (modality === 'dtmf' ? text === repeat?.key : repeat?.phrases?.test(text)) {
+      return this.spec.prompt ?? '';
     }
-    const declined = this.spec.detectRefusal === false ? undefined : refusal(text);
-    if (declined === 'explicit') return this.decline(text);
-    if (this.spec.parse) {
-      const parsed = this.spec.parse(text, { now: this.call?.clock.now() ?? Date.now(), modality });
-      if (parsed.kind === 'match') {
-        this.approximateNext = parsed.approximate === true;
-        return this.localCall(TASK_TOOLS.submit, this.toolArgs(parsed.value));
-      }
-      if (declined === 'soft') return this.decline(text);
-      const offered = parsed.kind === 'nomatch' ? this.validCandidates(parsed.candidates) : [];
-      if (offered.length === 1) {
-        this.approximateNext = true;
-        return this.localCall(TASK_TOOLS.submit, this.toolArgs(offered[0]!));
-      }
-      if (offered.length > 1) {
-        this.phase = 'choosing';
-        this.candidates = offered;
-        return textStream(this.chooseQuestion());
-      }
-      if (parsed.kind === 'invalid') {
-        this.counts.invalid += 1;
-        return this.checkCaps()
-          ? emptyStream()
-          : textStream(joinSpeech(parsed.reason, this.reprompt('invalid')));
-      }
-      if (this.spec.modelFallback === false) {
-        this.counts.noMatch += 1;
-        return this.checkCaps() ? emptyStream() : textStream(this.reprompt('noMatch'));
-      }
-    } else if (declined === 'soft') {
-      return this.decline(text);
+    if (!this.readBack.asking) return this.onReadBackReply(text, modality);
+    const refused =
+      this.spec.detectRefusal === false || modality === 'dtmf' ? undefined : refusal(text);
+    if (refused === 'explicit') return this.decline(text);
+    const parsed = this.read(text, modality);
+    if (parsed === undefined) return refused === 'soft' ? this.decline(text) : this.unread();
+    if (parsed.kind === 'match') {
+      countModelCallAvoided(this);
+      return { offer: parsed.value, approximate: parsed.approximate === true };
     }
-    return this.model(chatCtx, toolCtx, modelSettings);
+    if (parsed.kind === 'declined') return this.decline(text, parsed.reason);
+    if (refused === 'soft') return this.decline(text);
+    const offered = parsed.kind === 'nomatch' ? this.validCandidates(parsed.candidates) : [];
+    if (offered.length === 1) return { offer: offered[0]!, approximate: true };
+    if (offered.length > 1) {
+      countModelCallAvoided(this);
+      return this.readBack.choose(offered);
+    }
+    if (parsed.kind === 'invalid') return this.fail('invalid', this.masked(parsed.reason));
+    return this.unread();
+  }
+
+  /** An answer no parser read: the model's turn for speech, a no-match otherwise. */
+  private unread(): Next<T> {
+    if (this.spec.modelFallback === false || this.modality === 'dtmf') return this.fail('noMatch');
+    return ASK_MODEL;
+  }
+
+  /** The task's parser for an answer given this way (undefined without one). */
+  private read(text: string, modality: InputModality): ParseResult<T> | undefined {
+    return this.spec.parse?.(text, { now: this.call?.clock.now() ?? Date.now(), modality });
   }
 
   /** A reply while a read-back or a "which one?" is pending (see ./confirm.ts). */
-  private onReadBackReply(
-    text: string,
-    modality: InputModality,
-    chatCtx: llm.ChatContext,
-    toolCtx: llm.ToolContext,
-    modelSettings: voice.ModelSettings,
-  ):
-    | Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>>
-    | ReadableStream<llm.ChatChunk | string | FlushSentinel> {
-    const ctx = { now: this.call?.clock.now() ?? Date.now(), modality };
-    const parse = this.spec.parse;
-    const correct = this.spec.correct;
-    const state =
-      this.phase === 'choosing'
-        ? { kind: 'choose' as const, candidates: this.candidates }
-        : this.pending
-          ? { kind: 'confirm' as const, value: this.pending.value, reason: this.pending.reason }
-          : undefined;
-    const reply: ReadBackReply<T> = state
-      ? readBackReply(text, state, {
-          parse: parse && ((t) => parse(t, ctx)),
-          correct,
-        })
-      : { kind: 'unclear' };
+  private onReadBackReply(text: string, modality: InputModality): Next<T> {
+    const state = this.readBack.state!;
+    const parse = this.spec.parse && ((t: string) => this.read(t, modality)!);
+    const reply = readBackReply(text, state, { parse, correct: this.spec.correct });
     switch (reply.kind) {
       case 'yes':
-        return this.localCall(TASK_TOOLS.confirm, { correct: true });
       case 'no':
-        return this.localCall(TASK_TOOLS.confirm, { correct: false });
+        countModelCallAvoided(this);
+        this.onConfirm(reply.kind === 'yes');
+        return this.finished ? undefined : this.readBack.reask();
       case 'replace':
-      case 'pick': {
+      case 'pick':
+        countModelCallAvoided(this);
         if (reply.kind === 'replace' && reply.rejected) this.reject();
-        this.clearReadBack();
-        this.approximateNext = reply.kind === 'replace' && reply.approximate === true;
-        return this.localCall(TASK_TOOLS.submit, this.toolArgs(reply.value));
-      }
+        this.readBack.clear();
+        return { offer: reply.value, approximate: reply.kind === 'replace' && !!reply.approximate };
       case 'retry':
         this.reject();
-        this.clearReadBack();
-        if (this.checkCaps()) return emptyStream();
-        return textStream(
-          joinSpeech(reply.reason ?? 'Sorry about that.', this.reprompt('invalid')),
-        );
-      case 'rejectUnclear':
-      case 'unclear':
-        if (this.spec.modelFallback !== false && this.phase === 'confirming') {
-          return this.model(chatCtx, toolCtx, modelSettings);
+        this.readBack.clear();
+        return this.checkCaps()
+          ? undefined
+          : this.reprompt('invalid', reply.reason ?? 'Sorry about that.');
+      default:
+        if (this.spec.modelFallback !== false && this.readBack.confirming && modality !== 'dtmf') {
+          return ASK_MODEL;
         }
         if (reply.kind === 'rejectUnclear') {
           this.reject();
-          this.clearReadBack();
-          return this.checkCaps() ? emptyStream() : textStream(this.reaskAfterRejection());
+          this.readBack.clear();
+          return this.checkCaps() ? undefined : this.readBack.reask();
         }
-        this.counts.noMatch += 1;
-        if (this.checkCaps()) return emptyStream();
-        return textStream(
-          this.phase === 'choosing' ? this.chooseQuestion() : this.confirmQuestion(),
-        );
+        this.attempts.count('noMatch');
+        return this.checkCaps() ? undefined : this.question();
     }
   }
 
-  private decline(text: string): ReadableStream<llm.ChatChunk | string | FlushSentinel> {
-    this.finish({
-      status: 'declined',
-      attempts: this.failures() + 1,
-      reason: `caller declined: "${text.trim()}"`,
-    });
-    return emptyStream();
+  /** A value the caller gave: taken, read back first, or refused with the reason. */
+  private async offer(value: T, approximate: boolean): Promise<string | undefined> {
+    const checked = await this.check(value);
+    if (checked.kind !== 'match') return this.fail('invalid', checked.reason);
+    return this.take(checked.value, approximate);
   }
 
-  /** The submit tool's arguments for a value. */
-  private toolArgs(value: T): Record<string, unknown> {
-    return this.wrapsValue ? { value } : (value as Record<string, unknown>);
-  }
-
-  /** Offered alternatives that the schema accepts. */
-  private validCandidates(candidates: readonly unknown[] | undefined): T[] {
-    return (candidates ?? []).flatMap((c) => {
-      const checked = this.spec.schema.safeParse(c);
-      return checked.success ? [checked.data] : [];
-    });
-  }
-
-  /** The caller said the read-back value is wrong. */
-  private reject(): void {
-    if (this.phase === 'confirming') this.counts.rejected += 1;
-    this.spelled = true;
-  }
-
-  /** Nothing is pending any more: the next answer is a fresh one. */
-  private clearReadBack(): void {
-    this.phase = 'asking';
-    this.pending = undefined;
-    this.candidates = [];
-  }
-
-  private async onSubmit(args: Record<string, unknown>): Promise<string | undefined> {
-    if (this.finished) return undefined;
-    let value = (this.wrapsValue ? args.value : args) as T;
-    if (this.spec.normalize) {
-      const normal = this.spec.normalize(value);
-      if (normal.kind === 'invalid') throw new llm.ToolError(normal.reason);
-      if (normal.kind === 'nomatch')
-        throw new llm.ToolError(`That is not a valid ${this.spec.name}.`);
-      value = normal.value;
+  /** The value normalised and validated, or the reason it cannot be taken. */
+  private async check(value: T): Promise<Checked<T>> {
+    const normal = this.spec.normalize?.(value) ?? { kind: 'match', value };
+    if (normal.kind !== 'match') {
+      const reason =
+        normal.kind === 'invalid' ? normal.reason : `That is not a valid ${this.spec.name}.`;
+      return { kind: 'invalid', reason: this.masked(reason) };
     }
-    const problem = await this.spec.validate?.(value);
-    if (problem) throw new llm.ToolError(problem);
-    const modality = this.call?.lastInputModality ?? 'text';
+    const problem = await this.spec.validate?.(normal.value);
+    return problem
+      ? { kind: 'invalid', reason: this.masked(problem) }
+      : { kind: 'match', value: normal.value };
+  }
+
+  /** Takes a checked value now, or reads it back first (returns the read-back question). */
+  private take(value: T, approximate: boolean): string | undefined {
     const policy = this.spec.confirm ?? 'never';
-    const approximate = this.approximateNext;
-    this.approximateNext = false;
+    const modality = this.modality;
     if (approximate || policy === 'always' || (policy === 'audio' && modality === 'speech')) {
-      this.phase = 'confirming';
-      this.candidates = [];
-      this.pending = { value, modality, reason: approximate ? 'approximate' : 'policy' };
-      return `Read the answer back and ask the caller to confirm: ${this.readBack(value)}`;
+      return this.readBack.confirm({
+        value,
+        modality,
+        reason: approximate ? 'approximate' : 'policy',
+      });
     }
     this.finish({ status: 'ok', value, attempts: this.failures() + 1, modality });
     return undefined;
   }
 
+  private decline(text: string, reason?: string): undefined {
+    this.finish({
+      status: 'declined',
+      attempts: this.failures() + 1,
+      reason: reason ?? `caller declined: "${text.trim()}"`,
+    });
+    return undefined;
+  }
+
+  /** Submits a value the parser read through the submit tool, so the chat records it. */
+  private submitCall(value: T, approximate: boolean): Stream {
+    this.approximateNext = approximate;
+    const callId = `taskline_${this.spec.name}_${this.localCalls.size + 1}`;
+    this.localCalls.add(callId);
+    return toolCallStream(callId, TASK_TOOLS.submit, this.submitArgs(value));
+  }
+
+  /** The submit tool's arguments for a value (the schema's shape, or the spec's own). */
+  private submitArgs(value: T): Record<string, unknown> {
+    if (this.spec.submit) return this.spec.submit.args(value);
+    return this.wrapsValue ? { value } : (value as Record<string, unknown>);
+  }
+
+  /** The value the submit tool's arguments name. */
+  private submitted(args: Record<string, unknown>): ParseResult<T> {
+    if (this.spec.submit) return this.spec.submit.read(args);
+    return { kind: 'match', value: (this.wrapsValue ? args.value : args) as T };
+  }
+
+  /** The submit tool (the model's, or the task's own for a parsed value). */
+  private async onSubmit(args: Record<string, unknown>): Promise<string | undefined> {
+    if (this.finished) return undefined;
+    const approximate = this.approximateNext;
+    this.approximateNext = false;
+    const raw = this.submitted(args);
+    if (raw.kind !== 'match') {
+      const why = raw.kind === 'invalid' ? raw.reason : `That is not a valid ${this.spec.name}.`;
+      throw new llm.ToolError(why);
+    }
+    const checked = await this.check(raw.value);
+    if (checked.kind !== 'match') throw new llm.ToolError(checked.reason);
+    if (this.take(checked.value, approximate) === undefined) return undefined;
+    return `Read the answer back and ask the caller to confirm: ${this.readBack.speak(checked.value)}`;
+  }
+
   private onConfirm(correct: boolean): string | undefined {
-    if (this.phase !== 'confirming' || !this.pending) {
+    const pending = this.readBack.pending;
+    if (!pending) {
       throw new llm.ToolError('Nothing to confirm yet: call submit with the answer first.');
     }
-    const { value, modality } = this.pending;
     if (correct) {
+      const { value, modality } = pending;
       this.finish({
         status: 'ok',
         value,
@@ -411,72 +448,58 @@ export class TypedTask<T> extends CaptureTask<T> {
       return undefined;
     }
     this.reject();
-    this.clearReadBack();
+    this.readBack.clear();
     if (this.checkCaps()) return undefined;
     return 'The caller said that is wrong. Ask for the answer again.';
   }
 
   private onUnclear(reason: string): string | undefined {
-    this.unclearThisTurn += 1;
-    this.countFailure('noMatch');
+    this.unclearAgain = this.attempts.unclear() > 1;
     if (this.checkCaps()) return undefined;
     return `Not understood (${reason}). Ask again, more simply.`;
   }
 
-  /**
-   * Counts a failed answer found on the model's path, at most once per caller utterance
-   * (a model that reports "unclear" again on the tool reply does not use up more attempts).
-   * Returns false when this utterance had already failed.
-   */
-  private countFailure(kind: 'noMatch' | 'invalid'): boolean {
-    if (this.failedThisTurn) return false;
-    this.failedThisTurn = true;
-    this.counts[kind] += 1;
-    return true;
+  /** The caller said the value read back is wrong. */
+  private reject(): void {
+    if (this.readBack.reject()) this.attempts.count('rejected');
+  }
+
+  /** Counts one failed answer of a kind and says what to say next (undefined at a cap). */
+  private fail(kind: 'noMatch' | 'invalid', reason?: string): string | undefined {
+    this.attempts.count(kind);
+    return this.checkCaps() ? undefined : this.reprompt(kind, reason);
   }
 
   /** Ends the task when a cap is reached; true if it did. */
   private checkCaps(): boolean {
     if (this.finished) return true;
-    const reached = capReached(this.counts, this.retry);
+    const reached = this.attempts.reached(this.retry);
     if (reached) this.finish(reached);
     return reached !== undefined;
   }
 
   protected override failures(): number {
-    return totalFailures(this.counts);
+    return this.attempts.failures;
   }
 
   protected override markFinished(): void {
     this.finished = true;
   }
 
+  /**
+   * Ends the task with `outcome`: an accepted value is recorded in the call's capture log; a
+   * reached cap runs `retry.onExhausted` first (see ./escalation.ts).
+   */
   private finish(outcome: Outcome<T>): void {
     if (this.finished) return;
     this.finished = true;
     this.cleanup();
-    this.conclude(outcome);
-  }
-
-  private conclude(outcome: Outcome<T>): void {
-    const onExhausted = this.retry.onExhausted;
-    if (
-      outcome.status !== 'ok' &&
-      EXHAUSTED_STATUSES.has(outcome.status) &&
-      onExhausted !== 'return'
-    ) {
-      onExhausted(outcome as FailedOutcome).then(
-        (escalated) => this.settle(escalated),
-        (error: unknown) =>
-          this.settle({
-            status: 'cancelled',
-            attempts: outcome.attempts,
-            reason: `escalation failed: ${error instanceof Error ? error.message : String(error)}`,
-          }),
-      );
-      return;
-    }
-    this.settle(outcome);
+    const { name, mask, logComponent } = this.spec;
+    noteEnd(this.agentSession, this.call, { name, masked: mask, logComponent }, outcome, (v) =>
+      this.spec.display ? this.spec.display(v) : this.readBack.speak(v, false),
+    );
+    if (this.escalation.handles(outcome)) this.escalation.start(outcome, () => this.session);
+    else this.settle(outcome);
   }
 
   private settle(outcome: Outcome<T>): void {
@@ -484,99 +507,102 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   protected override cleanup(): void {
-    this.cancelNoInput();
-    this.keypad?.cancel();
+    this.input?.stop();
     this.watchdogTimer?.cancel();
     this.watchdogTimer = undefined;
+    this.releaseExpectation?.();
+    this.releaseExpectation = undefined;
     for (const off of this.cleanups.splice(0)) off();
-  }
-
-  private onKey(digit: string, keypad: KeypadCollector): void {
-    if (this.finished || this.agentSession?.currentAgent !== this || !this.call) return;
-    this.cancelNoInput();
-    keypad.press(digit);
-  }
-
-  private trackSpeech(handle: voice.SpeechHandle): void {
-    // `done` too: a task completed from outside (a flow's go_back, TaskGroup's out_of_scope)
-    // has no activity left to ask about.
-    if (this.finished || this.done || this.agentSession?.currentAgent !== this) return;
-    this.noInput?.speech(handle, () => !this.finished);
-  }
-
-  private cancelNoInput(): void {
-    this.noInput?.cancel();
   }
 
   private onNoInput(): void {
     if (this.finished) return;
-    this.counts.noInput += 1;
+    this.attempts.count('noInput');
     if (this.checkCaps()) return;
-    const line = this.phase === 'confirming' ? this.confirmQuestion() : this.reprompt('noInput');
-    this.session.say(line);
+    this.speak(this.readBack.confirming ? this.question() : this.reprompt('noInput'));
   }
 
-  private localCall(
-    name: string,
-    args: Record<string, unknown>,
-  ): ReadableStream<llm.ChatChunk | string | FlushSentinel> {
-    this.localCallCounter += 1;
-    countModelCallAvoided(this);
-    const callId = `taskline_${this.spec.name}_${this.localCallCounter}`;
-    this.localCalls.add(callId);
-    return toolCallStream(callId, name, args);
+  /** Says `text` with `session.say` (no model). */
+  private speak(text: string): void {
+    if (!this.finished && text) this.session.say(text);
+  }
+
+  /** A model-free reply: `text`, or nothing. */
+  private say(text: string | undefined): Stream {
+    return text ? textStream(text) : emptyStream();
+  }
+
+  /** Replaces a secret spoken answer by its masked form wherever the session keeps it. */
+  private scrub(message: llm.ChatMessage, text: string): void {
+    const parsed = this.read(text, 'speech');
+    const value = parsed?.kind === 'match' ? parsed.value : undefined;
+    const secret = typeof value === 'string' || typeof value === 'number' ? String(value) : text;
+    if (parsed?.kind === 'match') registerSecret(secret);
+    replaceCallerText(this.session, this, message, `(spoken) ${maskValue(secret)}`);
+  }
+
+  /** A reason said to the caller, with any secret in it masked. */
+  private masked(reason: string): string {
+    return this.spec.mask ? maskPII(reason) : reason;
   }
 
   private async model(
     chatCtx: llm.ChatContext,
     toolCtx: llm.ToolContext,
     modelSettings: voice.ModelSettings,
-  ): Promise<ReadableStream<llm.ChatChunk | string | FlushSentinel>> {
+  ): Promise<Stream> {
+    const visible = new llm.ToolContext([
+      ...Object.values(toolCtx.functionTools).filter((t) => t.name !== ESCALATE_TOOL),
+      ...toolCtx.providerTools,
+    ]);
     // A model call that fails is a failed attempt with a re-prompt, never half an answer.
     const clock = this.call?.clock ?? systemClock;
-    const guarded = guardedModelReply(this, chatCtx, toolCtx, modelSettings, clock, () => {
-      this.countFailure('noMatch');
+    const guarded = guardedModelReply(this, chatCtx, visible, modelSettings, clock, () => {
+      this.attempts.countOnce('noMatch');
       return this.checkCaps() ? undefined : this.reprompt('noMatch');
     });
     const stream =
-      guarded ?? (await super.llmNode(chatCtx, toolCtx, modelSettings)) ?? emptyStream();
-    if (this.phase === 'asking') return stream;
+      guarded ?? (await super.llmNode(chatCtx, visible, modelSettings)) ?? emptyStream();
+    if (this.readBack.asking) return stream;
     // The model asked something of its own while a read-back was pending (e.g. the question
     // again): that value may no longer be confirmed by the caller's next answer.
     return watchReply(stream, Object.values(TASK_TOOLS), () => {
-      if (!this.finished) this.clearReadBack();
+      if (!this.finished) this.readBack.clear();
     });
   }
 
-  private reprompt(kind: 'noInput' | 'noMatch' | 'invalid'): string {
-    const n =
-      kind === 'noInput'
-        ? this.counts.noInput
-        : kind === 'noMatch'
-          ? this.counts.noMatch
-          : this.counts.invalid;
+  /** Offered alternatives that the schema accepts. */
+  private validCandidates(candidates: readonly unknown[] | undefined): T[] {
+    return (candidates ?? []).flatMap((c) => {
+      const checked = this.spec.schema.safeParse(c);
+      return checked.success ? [checked.data] : [];
+    });
+  }
+
+  /** Publishes what the task listens for now (replacing what it published before). */
+  private publish(): void {
+    if (!this.call || this.finished) return;
+    const read: Reader<T> | undefined = this.spec.parse && ((t) => this.read(t, 'speech')!);
+    const release = this.releaseExpectation;
+    this.releaseExpectation = this.call.expect(taskExpectation(this.spec, this.readBack, read));
+    release?.();
+  }
+
+  /** The pending question again, or a no-match re-prompt when nothing is pending. */
+  private question(): string {
+    return this.readBack.question() ?? this.reprompt('noMatch');
+  }
+
+  private reprompt(kind: FailureKind, reason?: string): string {
+    const n = this.attempts.of(kind);
     traceReprompt(this, kind, n);
-    return repromptLine(kind, n, this.retry, this.spec.prompt ?? '');
+    const again = this.spec.reprompt ?? this.spec.prompt ?? '';
+    return repromptLine(kind, n, this.retry, again, reason);
   }
+}
 
-  private readBack(value: T): string {
-    return this.spec.readBack
-      ? this.spec.readBack(value, this.spelled)
-      : defaultReadBack(value, this.spelled);
-  }
-
-  private confirmQuestion(): string {
-    if (!this.pending) return this.reprompt('noMatch');
-    return confirmQuestion(this.readBack(this.pending.value), this.pending.reason);
-  }
-
-  private chooseQuestion(): string {
-    return chooseQuestion(this.candidates.map((c) => this.readBack(c)));
-  }
-
-  private reaskAfterRejection(): string {
-    return joinSpeech('Sorry about that.', this.spec.prompt ?? 'Please say it again.');
-  }
+function isOffer<T>(next: Next<T>): next is Offer<T> {
+  return typeof next === 'object' && next !== null && 'offer' in next;
 }
 
 /** True when an utterance is a refusal to answer ("I'd rather not say", "not interested"). */

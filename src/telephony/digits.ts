@@ -1,14 +1,13 @@
-import type { ReadableStream } from 'node:stream/web';
-import type { FlushSentinel, llm } from '@livekit/agents';
-import type { InputModality } from '../core/call.js';
+import type { llm } from '@livekit/agents';
+import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
-import { maskPII, maskValue, registerSecret } from '../core/pii.js';
-import { countModelCallAvoided } from '../observability/tasks.js';
-import type { Outcome } from '../outcome.js';
+import { maskPII } from '../core/pii.js';
+import { type CaptureDefinition, captureDefinition } from '../tasks/define.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
+import type { ParseResult } from '../tasks/parsers/result.js';
 import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from '../tasks/policy.js';
-import { recordCapture } from './captures.js';
-import { KeypadTask } from './keypad-task.js';
+import { DIGIT_PHRASES } from '../tasks/task-expectation.js';
+import { type TaskSpec, TypedTask } from '../tasks/typed-task.js';
 import { checkKey, spokenKey } from './keys.js';
 
 /**
@@ -151,148 +150,116 @@ export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDig
   };
 }
 
-type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
+/**
+ * The schema of a collection's value: its length, its keys and its validator, so that anything
+ * reading the schema (a checkpoint being resumed, a flow document) checks what the task checks.
+ */
+function digitsSchema(o: ResolvedDigitsOptions): z.ZodType<string> {
+  const keys = [...o.validDigits];
+  return z
+    .string()
+    .min(o.minDigits)
+    .max(o.maxDigits)
+    .refine((v) => [...v].every((c) => keys.includes(c)), {
+      message: `only the keys ${keys.join(' ')}`,
+    })
+    .refine((v) => {
+      try {
+        return o.validator?.(v) === undefined;
+      } catch {
+        return false;
+      }
+    }, 'rejected by the validator');
+}
 
 /**
- * Collects a digit string from the keypad (and, if allowed, from speech without a
- * model). Resolves `Outcome<string>`; a pure DTMF path never calls a model.
+ * The capture spec of a digit collection: keys (finish, delete and valid keys, Gather's
+ * timeouts) and, if allowed, spoken digits read without a model.
  */
-export class DigitsTask extends KeypadTask<string> {
+export function digitsSpec(o: ResolvedDigitsOptions): TaskSpec<string> {
+  return {
+    name: o.name,
+    instructions: `Collect ${describeLength(o)} digits from the caller's keypad.`,
+    schema: digitsSchema(o),
+    prompt: o.prompt,
+    reprompt: o.reprompt,
+    // The first-digit timeout is the task's no-input timeout.
+    retry: { ...o.retry, noInputTimeoutMs: o.firstDigitTimeoutMs },
+    watchdog: o.watchdog,
+    chatCtx: o.chatCtx,
+    keypad: {
+      maxDigits: o.maxDigits,
+      finishOnKey: o.finishOnKey,
+      deleteKey: o.deleteKey,
+      // Only keys the value may contain count toward maxDigits: a stray "*" never completes
+      // an entry (it is rejected with the rest of the entry when that ends).
+      validKeys: o.validDigits,
+      interDigitTimeoutMs: o.interDigitTimeoutMs,
+    },
+    allowSpeech: o.allowSpeech,
+    mask: o.mask,
+    modelFallback: false,
+    detectRefusal: false,
+    parse: (text, ctx) => readDigits(o, text, ctx.modality === 'dtmf'),
+    display: (value) => value,
+    expects: {
+      kind: 'digits',
+      phrases: DIGIT_PHRASES,
+      digits: { min: o.minDigits, max: o.maxDigits },
+    },
+    logComponent: 'taskline.telephony',
+  };
+}
+
+/** Reads keys (as entered) or spoken digits, and checks them against the options. */
+function readDigits(o: ResolvedDigitsOptions, text: string, keyed: boolean): ParseResult<string> {
+  let value = keyed ? text : spokenDigits(text);
+  if (value === undefined) return { kind: 'nomatch' };
+  if (!keyed && o.finishOnKey && value.endsWith(o.finishOnKey)) value = value.slice(0, -1);
+  const problem = problemWith(o, value);
+  return problem ? { kind: 'invalid', reason: problem } : { kind: 'match', value };
+}
+
+function problemWith(o: ResolvedDigitsOptions, value: string): string | undefined {
+  const bad = [...value].find((c) => !o.validDigits.includes(c));
+  if (bad !== undefined) return `Sorry, ${spokenKey(bad)} can't be used here.`;
+  const n = value.length;
+  if (n < o.minDigits || n > o.maxDigits) {
+    const need =
+      o.minDigits === o.maxDigits
+        ? `exactly ${o.minDigits}`
+        : n < o.minDigits
+          ? `at least ${o.minDigits}`
+          : `no more than ${o.maxDigits}`;
+    return `I got ${n} digit${n === 1 ? '' : 's'}, but I need ${need}.`;
+  }
+  const problem = o.validator?.(value);
+  return problem && o.mask ? maskPII(problem) : problem;
+}
+
+/**
+ * Collects a digit string from the keypad (and, if allowed, from speech without a model):
+ * taskline's capture engine with a digit spec. Resolves `Outcome<string>`; a pure DTMF path
+ * never calls a model.
+ */
+export class DigitsTask extends TypedTask<string> {
   readonly options: ResolvedDigitsOptions;
-  private buffer = '';
 
   constructor(options: ResolvedDigitsOptions) {
-    super({
-      name: options.name,
-      instructions: `Collect ${describeLength(options)} digits from the caller's keypad.`,
-      prompt: options.prompt,
-      reprompt: options.reprompt,
-      retry: options.retry,
-      watchdog: options.watchdog,
-      firstKeyTimeoutMs: options.firstDigitTimeoutMs,
-      secret: options.mask,
-      chatCtx: options.chatCtx,
-    });
+    super(digitsSpec(options));
     this.options = options;
-  }
-
-  protected override onListen(): void {
-    if (this.buffer === '') {
-      this.armKeyTimer(this.options.firstDigitTimeoutMs, () => this.noKeys());
-    } else {
-      this.armInterDigit();
-    }
-  }
-
-  protected override onKey(key: string): void {
-    const o = this.options;
-    if (o.finishOnKey !== '' && key === o.finishOnKey) {
-      this.submitKeys();
-      return;
-    }
-    if (o.deleteKey !== undefined && key === o.deleteKey) {
-      this.buffer = this.buffer.slice(0, -1);
-      this.armInterDigit();
-      return;
-    }
-    this.buffer += key;
-    // Only keys the value may contain count toward maxDigits: a stray "*" never completes
-    // an entry (it is rejected with the rest of the entry when that ends).
-    if (countValid(this.buffer, o.validDigits) >= o.maxDigits) {
-      this.submitKeys();
-      return;
-    }
-    this.armInterDigit();
-  }
-
-  protected override async onSpeech(message: llm.ChatMessage): Promise<Stream> {
-    const text = message.textContent ?? '';
-    let value = spokenDigits(text);
-    if (this.options.mask) {
-      if (value) registerSecret(value);
-      scrubMessage(this, message, `(spoken) ${maskValue(value ?? text)}`);
-    }
-    this.buffer = '';
-    if (!this.options.allowSpeech) {
-      return this.reply(this.fail('noMatch', 'Please use the keypad on your phone.'));
-    }
-    if (value === undefined) return this.reply(this.fail('noMatch'));
-    if (this.options.finishOnKey && value.endsWith(this.options.finishOnKey)) {
-      value = value.slice(0, -1);
-    }
-    countModelCallAvoided(this);
-    return this.reply(this.evaluate(value, this.modality()));
-  }
-
-  private armInterDigit(): void {
-    this.armKeyTimer(this.options.interDigitTimeoutMs, () =>
-      this.buffer === '' ? this.noKeys() : this.submitKeys(),
-    );
-  }
-
-  private noKeys(): void {
-    this.buffer = '';
-    const next = this.fail('noInput');
-    if (next) this.speak(next);
-  }
-
-  private submitKeys(): void {
-    const keys = this.buffer;
-    this.buffer = '';
-    this.cancelKeyTimer();
-    if (keys === '') {
-      this.noKeys();
-      return;
-    }
-    if (this.options.mask) registerSecret(keys);
-    this.addCallerLine(`(keypad) ${this.options.mask ? maskValue(keys) : keys}`);
-    const next = this.evaluate(keys, 'dtmf');
-    if (next) this.speak(next);
-  }
-
-  /** Accepts the value or counts it invalid; returns what to say next, if anything. */
-  private evaluate(value: string, modality: InputModality): string | undefined {
-    const problem = this.problemWith(value);
-    if (problem) return this.fail('invalid', problem);
-    recordCapture(this.session, this.options.name, value, { masked: this.options.mask });
-    this.finish({ status: 'ok', value, attempts: this.failures() + 1, modality });
-    return undefined;
-  }
-
-  private problemWith(value: string): string | undefined {
-    const o = this.options;
-    const bad = [...value].find((c) => !o.validDigits.includes(c));
-    if (bad !== undefined) return `Sorry, ${spokenKey(bad)} can't be used here.`;
-    const n = value.length;
-    if (n < o.minDigits || n > o.maxDigits) {
-      const need =
-        o.minDigits === o.maxDigits
-          ? `exactly ${o.minDigits}`
-          : n < o.minDigits
-            ? `at least ${o.minDigits}`
-            : `no more than ${o.maxDigits}`;
-      return `I got ${n} digit${n === 1 ? '' : 's'}, but I need ${need}.`;
-    }
-    const problem = o.validator?.(value);
-    return problem && o.mask ? maskPII(problem) : problem;
   }
 }
 
 /** A reusable digit collection: `create()` gives a fresh task, `run()` awaits one inline. */
-export interface DigitsDefinition {
-  readonly name: string;
+export interface DigitsDefinition
+  extends CaptureDefinition<string, Partial<CollectDigitsOptions>, DigitsDefinition, DigitsTask> {
   readonly options: ResolvedDigitsOptions;
-  /** A new task (an upstream AgentTask), with per-use overrides. */
-  create(overrides?: Partial<CollectDigitsOptions>): DigitsTask;
-  /** Creates the task and awaits its outcome (inside a tool or `onEnter`). */
-  run(overrides?: Partial<CollectDigitsOptions>): Promise<Outcome<string>>;
-  /** A new definition with these overrides baked in. */
-  with(overrides: Partial<CollectDigitsOptions>): DigitsDefinition;
 }
 
 /**
  * Defines a keypad digit collection with Twilio `<Gather>` semantics, checked now rather
- * than mid-call.
+ * than mid-call. Per-use overrides merge into the definition (`retry` key by key).
  *
  * @example
  * const pin = collectDigits({ name: 'pin', prompt: 'Enter your 4-digit PIN, then press pound.',
@@ -301,33 +268,16 @@ export interface DigitsDefinition {
  */
 export function collectDigits(options: CollectDigitsOptions): DigitsDefinition {
   const resolved = resolveDigitsOptions(options);
-  const definition: DigitsDefinition = {
-    name: resolved.name,
-    options: resolved,
-    create: (overrides) =>
-      new DigitsTask(overrides ? resolveDigitsOptions({ ...options, ...overrides }) : resolved),
-    run: (overrides) => definition.create(overrides).run(),
-    with: (overrides) => collectDigits({ ...options, ...overrides }),
-  };
-  return definition;
-}
-
-function countValid(keys: string, validDigits: string): number {
-  let n = 0;
-  for (const k of keys) if (validDigits.includes(k)) n += 1;
-  return n;
+  const definition = captureDefinition(
+    options,
+    (o) => digitsSpec(o === options ? resolved : resolveDigitsOptions(o)),
+    (_spec, o) => new DigitsTask(o === options ? resolved : resolveDigitsOptions(o)),
+    collectDigits,
+  );
+  return { ...definition, options: resolved };
 }
 
 function describeLength(o: { minDigits: number; maxDigits: number }): string {
   if (o.minDigits === o.maxDigits) return `exactly ${o.minDigits}`;
   return `${o.minDigits} to ${o.maxDigits}`;
-}
-
-/** Replaces a caller message's text everywhere the session keeps it (chat context, history). */
-function scrubMessage(task: DigitsTask, message: llm.ChatMessage, text: string): void {
-  message.content = [text];
-  for (const ctx of [task.session.history, task.chatCtx]) {
-    const item = ctx.items.find((i) => i.id === message.id);
-    if (item && item.type === 'message') item.content = [text];
-  }
 }

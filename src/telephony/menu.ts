@@ -1,16 +1,13 @@
-import type { ReadableStream } from 'node:stream/web';
-import { type FlushSentinel, llm, type voice } from '@livekit/agents';
+import type { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import type { InputModality } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
-import { countModelCallAvoided } from '../observability/tasks.js';
-import type { Outcome } from '../outcome.js';
 import { joinSpeech } from '../tasks/capture.js';
+import { type CaptureDefinition, captureDefinition } from '../tasks/define.js';
 import { choice } from '../tasks/parsers/choice.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
-import { type RetryPolicy, resolveRetry, resolveWatchdog, type Watchdog } from '../tasks/policy.js';
-import { recordCapture } from './captures.js';
-import { KeypadTask } from './keypad-task.js';
+import type { ParseResult } from '../tasks/parsers/result.js';
+import type { RetryPolicy, Watchdog } from '../tasks/policy.js';
+import { type TaskSpec, TypedTask } from '../tasks/typed-task.js';
 import { checkKey, spokenKey } from './keys.js';
 
 /**
@@ -66,8 +63,6 @@ export interface MenuConfig<V> {
   chatCtx?: llm.ChatContext;
 }
 
-type Stream = ReadableStream<llm.ChatChunk | string | FlushSentinel>;
-
 const REPEAT =
   /^\W*(please\s+)?(repeat( that| the options| the menu)?|say (that|it) again|again|what were the options|menu)\W*(please)?\W*$/i;
 const GO_BACK = /^\W*(go\s+back|back|previous( menu)?|return)\W*(please)?\W*$/i;
@@ -122,155 +117,143 @@ export function menuPrompt<V>(config: MenuConfig<V>): string {
   return joinSpeech(...parts);
 }
 
+/** What a menu resolves: an option's value, or {@link BACK}. */
+type Pick<V> = V | typeof BACK;
+
 /**
- * A phone menu: keys pick options, speech is matched on keys, labels, synonyms and partial
- * mentions ("agent please" for "an agent", "operator") without a model, and only free speech
- * nothing matches goes to the model (a `submit` tool taking the option's key, or
- * `report_unclear`).
+ * The capture spec of a phone menu: keys pick options; speech is matched on keys, labels,
+ * synonyms and partial mentions ("agent please" for "an agent", "operator") without a model;
+ * only free speech nothing matches goes to the model (a `submit` tool taking the option's
+ * key, or `report_unclear`), and the menu words its own re-prompts.
  */
-export class MenuTask<V> extends KeypadTask<V | typeof BACK> {
+export function menuSpec<V>(config: MenuConfig<V>): TaskSpec<Pick<V>> {
+  const name = config.name ?? 'menu';
+  const keys = Object.keys(config.options);
+  const prompt = menuPrompt(config);
+  const lines = Object.entries(config.options).map(
+    ([key, o]) =>
+      `- ${key}: ${o.label}${o.synonyms?.length ? ` (also: ${o.synonyms.join(', ')})` : ''}`,
+  );
+  const { retry, firstKeyTimeoutMs } = config;
+  const noInputTimeoutMs = firstKeyTimeoutMs ?? retry?.noInputTimeoutMs;
+  const values: Pick<V>[] = [
+    ...Object.values(config.options).map((o) => o.value),
+    ...(config.backKey !== undefined ? [BACK as typeof BACK] : []),
+  ];
+  return {
+    name,
+    instructions: [
+      config.instructions ?? '',
+      'The caller is choosing from a phone menu. Options (key: label):',
+      ...lines,
+      `Call submit with the key of the option the caller wants${config.backKey !== undefined ? `, or "${config.backKey}" to go back` : ''}.`,
+      'If the request matches no option or is unclear, call report_unclear. Never chat.',
+    ]
+      .filter(Boolean)
+      .join('\n'),
+    schema: menuSchema(values),
+    prompt,
+    retry: {
+      ...(retry as Partial<RetryPolicy<Pick<V>>> | undefined),
+      ...(noInputTimeoutMs !== undefined ? { noInputTimeoutMs } : {}),
+    },
+    watchdog: config.watchdog,
+    llm: config.llm,
+    chatCtx: config.chatCtx,
+    // Every key is a whole answer: options may be on any key, '#' and '*' included.
+    keypad: { maxDigits: 1, finishOnKey: '' },
+    repeat: { key: config.repeatKey, phrases: REPEAT },
+    allowSpeech: config.allowSpeech,
+    modelFallback: config.modelFallback,
+    detectRefusal: false,
+    parse: (text, ctx) => readMenu(config, text, ctx.modality === 'dtmf'),
+    submit: {
+      description: `Pick the menu option the caller wants, by its key (${keys.join(', ')}).`,
+      parameters: KEY_PARAMETERS,
+      args: (value) => ({
+        key:
+          value === BACK
+            ? config.backKey
+            : Object.entries(config.options).find(([, o]) => o.value === value)?.[0],
+      }),
+      read: ({ key }) => {
+        const k = String(key).trim();
+        if (k === config.backKey) return { kind: 'match', value: BACK };
+        const option = config.options[k];
+        return option
+          ? { kind: 'match', value: option.value }
+          : { kind: 'invalid', reason: 'Sorry, that is not an option.' };
+      },
+    },
+    reports: { declined: false, confirm: false },
+    repromptBy: 'task',
+    display: (value) =>
+      value === BACK
+        ? 'back'
+        : (Object.values(config.options).find((o) => o.value === value)?.label ?? String(value)),
+    expects: {
+      kind: 'choice',
+      phrases: [
+        ...Object.values(config.options).flatMap((o) => [o.label, ...(o.synonyms ?? [])]),
+        ...(config.repeatKey !== undefined ? ['repeat'] : []),
+        ...(config.backKey !== undefined ? ['go back'] : []),
+      ],
+    },
+    logComponent: 'taskline.telephony',
+  };
+}
+
+const KEY_PARAMETERS = z.object({ key: z.string().describe('The key of the option') });
+
+/** The schema of a menu's values: their literals (flows branch on them), or any value. */
+function menuSchema<V>(values: readonly Pick<V>[]): z.ZodType<Pick<V>> {
+  const literals = values.filter((v): v is Pick<V> & (string | number | boolean | symbol) =>
+    ['string', 'number', 'boolean', 'symbol'].includes(typeof v),
+  );
+  if (literals.length !== values.length || literals.length === 0) {
+    return z.custom<Pick<V>>((v) => values.includes(v as Pick<V>));
+  }
+  return z.literal(literals as never) as unknown as z.ZodType<Pick<V>>;
+}
+
+/** Reads a key (as pressed) or speech: an option, {@link BACK}, or why it is none. */
+function readMenu<V>(config: MenuConfig<V>, text: string, keyed: boolean): ParseResult<Pick<V>> {
+  if (keyed) {
+    if (text === config.backKey) return { kind: 'match', value: BACK };
+    const option = config.options[text];
+    if (option) return { kind: 'match', value: option.value };
+    return { kind: 'invalid', reason: `Sorry, ${spokenKey(text)} is not an option.` };
+  }
+  if (config.backKey !== undefined && GO_BACK.test(text)) return { kind: 'match', value: BACK };
+  const key = spokenDigits(text.replace(KEY_LEAD, ''));
+  if (key !== undefined && key.length === 1 && config.options[key]) {
+    return { kind: 'match', value: config.options[key].value };
+  }
+  const options = Object.entries(config.options).map(([k, o]) => ({
+    value: k,
+    label: o.label,
+    synonyms: o.synonyms,
+  }));
+  // Labels, synonyms, a word only one option uses ("agent please" for "an agent"), common
+  // words for an agent ("operator"); never a guess when two options match.
+  const parsed = choice(text, options, { positional: config.positional === true });
+  if (parsed.kind === 'match') return { kind: 'match', value: config.options[parsed.value]!.value };
+  return { kind: 'nomatch' };
+}
+
+/** A phone menu: taskline's capture engine with a menu spec (see {@link menuSpec}). */
+export class MenuTask<V> extends TypedTask<Pick<V>> {
   readonly menu: MenuConfig<V>;
-  private readonly prompt: string;
 
   constructor(config: MenuConfig<V>) {
-    const name = config.name ?? 'menu';
-    const retry = resolveRetry(config.retry) as RetryPolicy<V | typeof BACK>;
-    const prompt = menuPrompt(config);
-    const keys = Object.keys(config.options);
-    const lines = Object.entries(config.options).map(
-      ([key, o]) =>
-        `- ${key}: ${o.label}${o.synonyms?.length ? ` (also: ${o.synonyms.join(', ')})` : ''}`,
-    );
-    super({
-      name,
-      instructions: [
-        config.instructions ?? '',
-        'The caller is choosing from a phone menu. Options (key: label):',
-        ...lines,
-        `Call submit with the key of the option the caller wants${config.backKey !== undefined ? `, or "${config.backKey}" to go back` : ''}.`,
-        'If the request matches no option or is unclear, call report_unclear. Never chat.',
-      ]
-        .filter(Boolean)
-        .join('\n'),
-      prompt,
-      retry,
-      watchdog: resolveWatchdog(config.watchdog),
-      firstKeyTimeoutMs: config.firstKeyTimeoutMs ?? retry.noInputTimeoutMs,
-      llm: config.llm,
-      chatCtx: config.chatCtx,
-      tools:
-        config.modelFallback === false
-          ? []
-          : [
-              llm.tool({
-                name: 'submit',
-                description: `Pick the menu option the caller wants, by its key (${keys.join(', ')}).`,
-                parameters: z.object({ key: z.string().describe('The key of the option') }),
-                execute: async ({ key }) => this.onModelPick(key),
-              }),
-              llm.tool({
-                name: 'report_unclear',
-                description: 'The request matches no option or could not be understood.',
-                parameters: z.object({ reason: z.string().describe('Why, briefly') }),
-                execute: async () => {
-                  const next = this.fail('noMatch');
-                  if (next) this.speak(next);
-                },
-              }),
-            ],
-    });
+    super(menuSpec(config));
     this.menu = config;
-    this.prompt = prompt;
-  }
-
-  protected override onListen(): void {
-    this.armKeyTimer(this.config.firstKeyTimeoutMs, () => {
-      const next = this.fail('noInput');
-      if (next) this.speak(next);
-    });
-  }
-
-  protected override onKey(key: string): void {
-    this.cancelKeyTimer();
-    this.addCallerLine(`(keypad) ${key}`);
-    const next = this.pick(key, 'dtmf');
-    if (next) this.speak(next);
-  }
-
-  protected override async onSpeech(
-    message: llm.ChatMessage,
-    chatCtx: llm.ChatContext,
-    toolCtx: llm.ToolContext,
-    modelSettings: voice.ModelSettings,
-  ): Promise<Stream> {
-    const text = message.textContent ?? '';
-    const modality = this.modality();
-    if (this.menu.allowSpeech === false) {
-      return this.reply(this.fail('noMatch', 'Please use the keypad on your phone.'));
-    }
-    if (REPEAT.test(text)) return this.reply(this.prompt);
-    if (this.menu.backKey !== undefined && GO_BACK.test(text)) {
-      return this.reply(this.pick(this.menu.backKey, modality));
-    }
-    const key = spokenDigits(text.replace(KEY_LEAD, ''));
-    if (key !== undefined && key.length === 1 && this.menu.options[key]) {
-      countModelCallAvoided(this);
-      return this.reply(this.pick(key, modality));
-    }
-    const options = Object.entries(this.menu.options).map(([k, o]) => ({
-      value: k,
-      label: o.label,
-      synonyms: o.synonyms,
-    }));
-    // Labels, synonyms, a word only one option uses ("agent please" for "an agent"), common
-    // words for an agent ("operator"); never a guess when two options match.
-    const parsed = choice(text, options, { positional: this.menu.positional === true });
-    if (parsed.kind === 'match') {
-      countModelCallAvoided(this);
-      return this.reply(this.pick(parsed.value, modality));
-    }
-    if (this.menu.modelFallback === false) return this.reply(this.fail('noMatch'));
-    return this.model(chatCtx, toolCtx, modelSettings);
-  }
-
-  protected override get fullPrompt(): string {
-    return this.prompt;
-  }
-
-  /** Resolves a key; returns what to say next (repeat or an error), if anything. */
-  private pick(key: string, modality: InputModality): string | undefined {
-    if (key === this.menu.repeatKey) return this.prompt;
-    if (key === this.menu.backKey) {
-      recordCapture(this.session, this.config.name, 'back');
-      this.finish({ status: 'ok', value: BACK, attempts: this.failures() + 1, modality });
-      return undefined;
-    }
-    const option = this.menu.options[key];
-    if (!option) return this.fail('invalid', `Sorry, ${spokenKey(key)} is not an option.`);
-    recordCapture(this.session, this.config.name, option.label);
-    this.finish({ status: 'ok', value: option.value, attempts: this.failures() + 1, modality });
-    return undefined;
-  }
-
-  private onModelPick(key: string): undefined {
-    if (this.finished) return undefined;
-    const k = key.trim();
-    if (k === this.menu.backKey || this.menu.options[k]) {
-      this.pick(k, this.modality());
-      return undefined;
-    }
-    // Counted once for the utterance and re-prompted here; the model is not asked again.
-    const next = this.fail('invalid', 'Sorry, that is not an option.');
-    if (next) this.speak(next);
-    throw new llm.ToolError(
-      `There is no option "${k}". Valid keys: ${Object.keys(this.menu.options).join(', ')}.`,
-    );
   }
 }
 
 /** What may change per use of a menu (its options and keys are fixed at definition). */
 export type MenuOverrides<V> = Partial<
-  Pick<
+  Pick2<
     MenuConfig<V>,
     | 'name'
     | 'prompt'
@@ -280,26 +263,29 @@ export type MenuOverrides<V> = Partial<
     | 'retry'
     | 'watchdog'
     | 'chatCtx'
+    | 'allowSpeech'
+    | 'modelFallback'
   >
 >;
+type Pick2<O, K extends keyof O> = { [P in K]: O[P] };
 
-/** A reusable menu: `create()` gives a fresh task, `run()` awaits one inline. */
-export interface MenuDefinition<V, T = V> {
-  readonly name: string;
+/** A reusable menu: `create()` gives a fresh task, `run()` awaits one inline, `with()` derives. */
+export interface MenuDefinition<V, T = V>
+  extends CaptureDefinition<T, MenuOverrides<V>, MenuDefinition<V, T>, TypedTask<T>> {
   readonly config: MenuConfig<V>;
   /** The spoken menu. */
   readonly prompt: string;
-  /** A new task (an upstream AgentTask resolving `Outcome<T>`), with per-use overrides. */
-  create(overrides?: MenuOverrides<V>): KeypadTask<T>;
-  /** Creates the task and awaits its outcome (inside a tool or `onEnter`). */
-  run(overrides?: MenuOverrides<V>): Promise<Outcome<T>>;
+  /** The option keys, the repeat and the back key (`validateFlow` checks them for clashes). */
+  readonly keys: readonly string[];
+  readonly repeatKey?: string;
+  readonly backKey?: string;
 }
 
 /**
  * Defines a phone menu, auto-numbered into its prompt ("For billing, press 1…"). Keys are
  * checked now: an option key that clashes with `repeatKey` or `backKey` throws a
  * TasklineError at definition time. With a `backKey` the outcome's value may be
- * {@link BACK}.
+ * {@link BACK}. Per-use overrides merge into the definition (`retry` key by key).
  *
  * @example
  * const main = menu({ name: 'main_menu', options: {
@@ -313,18 +299,22 @@ export function menu<const V>(
 export function menu<const V>(config: MenuConfig<V>): MenuDefinition<V>;
 export function menu<const V>(config: MenuConfig<V>): MenuDefinition<V, V | typeof BACK> {
   validateMenu(config);
-  resolveRetry(config.retry);
-  resolveWatchdog(config.watchdog);
-  const create = (overrides: MenuOverrides<V> = {}): KeypadTask<V | typeof BACK> => {
-    const merged = { ...config, ...overrides };
-    resolveRetry(merged.retry);
-    return new MenuTask<V>(merged);
-  };
+  const definition = captureDefinition(
+    config,
+    (c) => menuSpec(c),
+    (_spec, c) => new MenuTask<V>(c),
+    (c) => menu(c),
+  );
   return {
-    name: config.name ?? 'menu',
+    ...(definition as unknown as CaptureDefinition<
+      V | typeof BACK,
+      MenuOverrides<V>,
+      MenuDefinition<V, V | typeof BACK>
+    >),
     config,
     prompt: menuPrompt(config),
-    create,
-    run: (overrides) => create(overrides).run(),
+    keys: Object.keys(config.options),
+    ...(config.repeatKey !== undefined ? { repeatKey: config.repeatKey } : {}),
+    ...(config.backKey !== undefined ? { backKey: config.backKey } : {}),
   };
 }

@@ -120,15 +120,11 @@ export function bindRoom(
     }
   };
   const onRoomGone: DisconnectedListener = (reason) => call.hangup(roomGone(reason));
-  const onTranscribed = (ev: voice.UserInputTranscribedEvent) => {
-    if (ev.isFinal) call.noteInput('speech');
-  };
 
   room.on(RoomEvent.DtmfReceived, onDtmf);
   room.on(RoomEvent.ParticipantDisconnected, onDisconnected);
   room.on(RoomEvent.ParticipantAttributesChanged, onAttributes);
   room.on(RoomEvent.Disconnected, onRoomGone);
-  session.on(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscribed);
   let bound = true;
   const unbind = () => {
     if (!bound) return;
@@ -137,7 +133,6 @@ export function bindRoom(
     room.off(RoomEvent.ParticipantDisconnected, onDisconnected);
     room.off(RoomEvent.ParticipantAttributesChanged, onAttributes);
     room.off(RoomEvent.Disconnected, onRoomGone);
-    session.off(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscribed);
     session.off(voice.AgentSessionEventTypes.Close, unbind);
   };
   session.on(voice.AgentSessionEventTypes.Close, unbind);

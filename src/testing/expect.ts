@@ -131,7 +131,8 @@ export function expectCall(caller: SimulatedCaller, model?: ScriptedLLM): CallEx
 /** A transcript line as "agent: …" / "caller: …", the form `transcriptEquals` compares. */
 export function formatLine(line: TranscriptLine): string {
   const text = line.via === 'dtmf' ? `[keys ${line.text}]` : line.text;
-  return `${line.role}: ${text}`;
+  const heard = line.heard === undefined ? '' : `  [heard: ${line.heard || '(nothing)'}]`;
+  return `${line.role}: ${text}${heard}`;
 }
 
 function quote(lines: readonly string[]): string {

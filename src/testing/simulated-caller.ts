@@ -28,6 +28,11 @@ export interface TranscriptLine {
   via: 'speech' | 'dtmf' | 'silence' | 'hangup';
   /** Clock time of the line. */
   at: number;
+  /**
+   * What the agent's recogniser heard for a caller's speech (audio mode): the final
+   * transcripts of it, joined; "" when it heard nothing. Absent where words arrive as text.
+   */
+  heard?: string;
 }
 
 /** Options for {@link SimulatedCaller}. */

@@ -3,16 +3,24 @@
  * so upstream's real `openai.STT` and `openai.TTS` run offline:
  *
  * - `POST /v1/audio/speech` speaks the text with espeak-ng (real audio, `pcm` or `wav`);
- * - `POST /v1/audio/transcriptions` is an oracle, not a recogniser: it finds the segment's
- *   samples in the caller audio a test registered ({@link CallerSpeech}) and returns the
- *   words that audio was synthesised from — what the caller really said in that segment.
- *   Audio it does not recognise sample for sample transcribes as "" (never a guess).
+ * - `POST /v1/audio/transcriptions` hands the segment to a {@link Recognizer}: by default the
+ *   oracle ({@link CallerSpeech}), which finds the segment's samples in the caller audio a
+ *   test registered and returns the words that audio was synthesised from (audio it does
+ *   not recognise sample for sample transcribes as "", never a guess); or a real recogniser
+ *   ({@link PocketsphinxRecognizer}). A `prompt` made by taskline's `transcriptionPrompt()`
+ *   (hints per question) reaches the recogniser as {@link RecognitionHints}.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { performance } from 'node:perf_hooks';
+import { parseTranscriptionPrompt } from '../core/recognizer-hints.js';
 import { decodeWav, encodeWav, type Pcm, resample, synthesize } from './espeak.js';
+import type { Recognition, RecognitionHints, Recognizer } from './recognizer.js';
 
-const SPEECH_PATH = '/v1/audio/speech';
-const TRANSCRIPTION_PATH = '/v1/audio/transcriptions';
+/**
+ * `/v1/audio/speech` and `/v1/audio/transcriptions`, optionally under `/v1/calls/{id}/`: a
+ * client pointed at `…/v1/calls/{id}` has its transcriptions reported with that call id.
+ */
+const ROUTE = /^\/v1(?:\/calls\/([A-Za-z0-9_.:-]{1,128}))?\/audio\/(speech|transcriptions)$/;
 const MAX_AUDIO_BYTES = 64 * 1024 * 1024;
 /** Samples compared per probe; exact 16-bit matches of this length do not happen by chance. */
 const PROBE = 48;
@@ -29,7 +37,8 @@ interface Utterance {
  * The caller audio a test played, with the words behind it: the transcription oracle.
  * Register each utterance before it is fed to the session.
  */
-export class CallerSpeech {
+export class CallerSpeech implements Recognizer {
+  readonly name = 'oracle';
   private utterances: Utterance[] = [];
   /** Every transcription answered, in order. */
   readonly transcripts: string[] = [];
@@ -62,12 +71,40 @@ export class CallerSpeech {
     this.transcripts.push(text);
     return text;
   }
+
+  /** {@link transcribe} as a {@link Recognizer} (hints change nothing: the oracle knows). */
+  async recognize(audio: Pcm): Promise<Recognition> {
+    const started = performance.now();
+    const text = this.transcribe(audio.sampleRate === 16_000 ? audio : resample(audio, 16_000));
+    return { text, source: 'oracle', ms: performance.now() - started };
+  }
+
+  async close(): Promise<void> {}
+}
+
+/** One transcription the endpoint answered (for reports: what the agent heard). */
+export interface TranscriptionEvent {
+  /** The call id of the request path (`/v1/calls/{id}/audio/transcriptions`), if any. */
+  call?: string;
+  /** When the request arrived (performance.now()): the end of the audio segment, give or take. */
+  receivedAt: number;
+  /** Length of the audio segment, ms. */
+  audioMs: number;
+  /** Hints the request carried (from its prompt), if any. */
+  hints?: RecognitionHints;
+  recognition: Recognition;
 }
 
 /** Options for {@link speechEndpoints}. */
 export interface SpeechEndpointOptions {
-  /** The caller audio the transcription endpoint knows. */
-  callerSpeech: CallerSpeech;
+  /** The caller audio the transcription oracle knows (used when `recognizer` is not given). */
+  callerSpeech?: CallerSpeech;
+  /** Who transcribes: a real recogniser, or the oracle (default: `callerSpeech`). */
+  recognizer?: Recognizer;
+  /** Called after each transcription with what was heard. */
+  onTranscription?: (event: TranscriptionEvent) => void;
+  /** Called when a transcription request arrives, with its call id (see {@link TranscriptionEvent}). */
+  onTranscriptionStart?: (call: string | undefined) => void;
   /** espeak-ng voice of the agent (default "en-us"). */
   voice?: string;
   /** Agent speech rate, words per minute (default 175). */
@@ -76,8 +113,13 @@ export interface SpeechEndpointOptions {
 
 /** The `extraRoutes` hook for `startFakeOpenAI` serving the two speech endpoints. */
 export function speechEndpoints(options: SpeechEndpointOptions) {
+  const recognizer = options.recognizer ?? options.callerSpeech;
+  if (!recognizer) throw new TypeError('speechEndpoints needs a recognizer or callerSpeech');
   return async (req: IncomingMessage, res: ServerResponse, path: string): Promise<boolean> => {
-    if (path !== SPEECH_PATH && path !== TRANSCRIPTION_PATH) return false;
+    const route = ROUTE.exec(path);
+    if (!route) return false;
+    const receivedAt = performance.now();
+    const call = route[1];
     if (req.method !== 'POST') {
       sendError(res, 405, 'method_not_allowed', `Use POST for ${path}.`);
       return true;
@@ -90,8 +132,27 @@ export function speechEndpoints(options: SpeechEndpointOptions) {
       return true;
     }
     try {
-      if (path === SPEECH_PATH) await speak(body, res, options);
-      else await transcribe(req, body, res, options.callerSpeech);
+      if (route[2] === 'speech') await speak(body, res, options);
+      else {
+        options.onTranscriptionStart?.(call);
+        let answered = false;
+        try {
+          await transcribe(req, body, res, recognizer, (event) => {
+            answered = true;
+            options.onTranscription?.({ ...(call ? { call } : {}), receivedAt, ...event });
+          });
+        } finally {
+          // every start is paired with an end: a failed request reports an empty transcription
+          if (!answered) {
+            options.onTranscription?.({
+              ...(call ? { call } : {}),
+              receivedAt,
+              audioMs: 0,
+              recognition: { text: '', source: 'language-model', ms: 0 },
+            });
+          }
+        }
+      }
     } catch (error) {
       if (!res.headersSent) sendError(res, 400, 'invalid_request', (error as Error).message);
       else res.destroy();
@@ -137,7 +198,8 @@ async function transcribe(
   req: IncomingMessage,
   body: Buffer,
   res: ServerResponse,
-  callerSpeech: CallerSpeech,
+  recognizer: Recognizer,
+  onTranscription: (event: Omit<TranscriptionEvent, 'call' | 'receivedAt'>) => void,
 ) {
   const form = await new Request('http://local/', {
     method: 'POST',
@@ -149,7 +211,21 @@ async function transcribe(
     return sendError(res, 400, 'invalid_request', "'file' must be an uploaded audio file.");
   }
   const wav = decodeWav(Buffer.from(await file.arrayBuffer()));
-  const text = callerSpeech.transcribe(wav.sampleRate === 16_000 ? wav : resample(wav, 16_000));
+  const prompt = form.get('prompt');
+  const hints = typeof prompt === 'string' ? parseTranscriptionPrompt(prompt) : undefined;
+  let recognition: Recognition;
+  try {
+    recognition = await recognizer.recognize(wav, hints);
+  } catch (error) {
+    // A recogniser that failed heard nothing: a server error, never an empty transcript.
+    return sendError(res, 500, 'recognizer_failed', (error as Error).message);
+  }
+  onTranscription({
+    audioMs: (wav.samples.length / wav.sampleRate) * 1000,
+    ...(hints ? { hints } : {}),
+    recognition,
+  });
+  const text = recognition.text;
   const format = form.get('response_format') ?? 'json';
   if (format === 'text') {
     res.writeHead(200, { 'content-type': 'text/plain' });

@@ -32,7 +32,11 @@ declare const sessionStorage: { length: number };
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = '.tmp/artifacts';
-const KEYS = { admin: 'console-admin-key-0123456789', voice: 'voice-bot-key-0123456789ab' };
+const KEYS = {
+  admin: 'console-admin-key-0123456789',
+  voice: 'voice-bot-key-0123456789ab',
+  office: 'back-office-key-0123456789',
+};
 /** Playwright's auto-waiting expectations give up after this long. */
 const WAIT = { timeout: 15_000 };
 
@@ -91,6 +95,7 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
       keys: new ApiKeys([
         { key: KEYS.admin, admin: true, name: 'ops' },
         { key: KEYS.voice, agent: 'voice-bot' },
+        { key: KEYS.office, agent: 'back-office' },
       ]),
       expiryMs: 1_000,
       metrics: false,
@@ -149,12 +154,20 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
     expect(await read(`${refund} td.deadline`)).toMatch(/^in (59m \d\ds|1h 00m)$/);
     await expect.poll(() => count('tr[data-id="lookup-1"]'), WAIT).toBe(1);
 
-    await api('PUT', '/delegations/refund-1/status/execution', { state: 'in_progress' });
+    // The target (back-office) reports progress and the result.
+    await api(
+      'PUT',
+      '/delegations/refund-1/status/execution',
+      { state: 'in_progress' },
+      KEYS.office,
+    );
     await expect.poll(() => read(refund, 'data-state'), WAIT).toBe('in_progress');
-    await api('PUT', '/delegations/submit_result/refund-1', {
-      state: 'done',
-      delegation_result: 'Refund of 20 EUR issued',
-    });
+    await api(
+      'PUT',
+      '/delegations/submit_result/refund-1',
+      { state: 'done', delegation_result: 'Refund of 20 EUR issued' },
+      KEYS.office,
+    );
     await expect.poll(() => read(refund, 'data-state'), WAIT).toBe('done');
     expect(await read(`${refund} td.result`)).toBe('Refund of 20 EUR issued');
     expect(await read(`${refund} td.deadline`)).toBe(''); // finished: no countdown
@@ -221,5 +234,80 @@ describe.skipIf(missing !== undefined)('the live console in Chromium', () => {
     expect(await count('#steps-table tbody tr')).toBe(3);
     expect(await read('#steps-table tbody tr[data-step="score"] td:nth-child(3)')).toBe('ok');
     await shot('flows');
+  });
+  it('draws reported labels as text, loads nothing they name, and survives a malformed report', async () => {
+    // The server refuses such events (400); this feeds them to the page directly, as a
+    // compromised or older server might, to check the page's own defences.
+    const requested: string[] = [];
+    page.on('request', (r) => requested.push(r.url()));
+    const now = Math.floor(Date.now() / 1000);
+    const hostile = [
+      '%%{init: {"htmlLabels": true, "flowchart": {"htmlLabels": true}, "securityLevel": "loose"}}%%',
+      'flowchart TD',
+      '  a["<img src=/console/probe-a.png onerror=alert(1)>consent"] --> b["#60;img src=/console/probe-b.png#62;"]',
+      '  b --> c["<b>bold</b> & <i>x</i>"]',
+    ].join('\n');
+    const calls = [
+      {
+        call_id: 'evil-1',
+        state: 'active',
+        flow: 'evil',
+        diagram: hostile,
+        reporter: 'voice-bot',
+        owner: 'agent:voice-bot',
+        updated_at: now,
+        report: { steps: [] },
+      },
+      {
+        call_id: 'broken-1',
+        state: 'active',
+        flow: 'survey',
+        diagram: 'flowchart TD\n  a --> b',
+        reporter: 'voice-bot',
+        owner: 'agent:voice-bot',
+        updated_at: now - 1,
+        report: { steps: 'boom' },
+      },
+      {
+        call_id: 'evil-1',
+        state: 'ended',
+        flow: 'other',
+        reporter: 'back-office',
+        owner: 'agent:back-office',
+        updated_at: now - 2,
+      },
+    ];
+    await page.route('**/calls', (route) =>
+      route.fulfill({
+        contentType: 'application/json',
+        body: JSON.stringify({ success: true, data: calls }),
+      }),
+    );
+    try {
+      await page.reload();
+      await expect.poll(() => read('#conn'), WAIT).toBe('live');
+      await page.getByRole('tab', { name: 'Calls' }).click();
+      // Same call_id from two owners: two rows.
+      await expect.poll(() => count('tr[data-call="evil-1"]'), WAIT).toBe(2);
+
+      await page.locator('tr[data-call="broken-1"]').click();
+      await expect.poll(() => count('#steps-table tbody tr[data-malformed]'), WAIT).toBe(1);
+      await expect.poll(() => count('#diagram svg g.node'), WAIT).toBeGreaterThan(0);
+
+      await page.getByRole('tab', { name: 'Calls' }).click();
+      await page.locator('tr[data-call="evil-1"][data-owner="agent:voice-bot"]').click();
+      await expect.poll(() => count('#diagram svg g.node'), WAIT).toBe(3);
+      expect(
+        await count('#diagram img, #diagram foreignObject, #diagram image, #diagram b, #diagram i'),
+      ).toBe(0);
+      const labels = await page.evaluate(
+        () => document.querySelector('#diagram svg')?.textContent ?? '',
+      );
+      expect(labels).toContain('consent');
+      await shot('hostile-diagram');
+    } finally {
+      await page.unroute('**/calls');
+    }
+    expect(requested.filter((u) => /probe-/.test(u))).toEqual([]);
   });
 });

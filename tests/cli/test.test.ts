@@ -109,9 +109,31 @@ describe('taskline test', () => {
   it('shows its help', async () => {
     const r = await taskline(['help', 'test']);
     expect(r.code).toBe(0);
-    expect(r.stdout).toMatch(/^usage: taskline test \[paths…\] \[--audio\]/);
+    expect(r.stdout).toMatch(/^usage: taskline test \[paths…\] \[--audio \[--recognizer NAME\]/);
     expect(r.stdout).toContain('--junit FILE');
+    expect(r.stdout).toContain(
+      '--line NAME     the phone line with a real recogniser: clean, phone, g711',
+    );
   });
+
+  it('refuses hearing flags without --audio, and a line the oracle cannot hear through', async () => {
+    const [noAudio, oracleLine, badLine, badVoice] = await Promise.all([
+      taskline(['test', good, '--recognizer', 'pocketsphinx']),
+      taskline(['test', good, '--audio', '--line', 'phone']),
+      taskline(['test', good, '--audio', '--recognizer', 'pocketsphinx', '--line', 'tin-can']),
+      taskline(['test', good, '--audio', '--voices', 'flite:robot']),
+    ]);
+    expect(noAudio.code).toBe(2);
+    expect(noAudio.stderr).toContain('--recognizer needs --audio');
+    expect(oracleLine.code).toBe(2);
+    expect(oracleLine.stderr).toContain(
+      '--line phone needs a real recogniser (--recognizer pocketsphinx): the oracle hears only the exact audio it made',
+    );
+    expect(badLine.code).toBe(2);
+    expect(badLine.stderr).toContain('there is no line "tin-can": use one of clean, phone, g711');
+    expect(badVoice.code).toBe(2);
+    expect(badVoice.stderr).toContain('flite has no voice "robot"');
+  }, 120_000);
 
   it('skips audio mode without espeak-ng outside CI, saying why, and fails it under CI=true', async () => {
     const noSpeech = { PATH: '/nonexistent', CI: undefined };

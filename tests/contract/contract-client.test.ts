@@ -78,10 +78,11 @@ function runClient(
   });
 }
 
-async function walk(
+/** Runs the client against a fresh server; resolves its PASS and FAIL lines. */
+async function walkLines(
   options: Partial<ServeOptions>,
   clientArgs: (url: string) => string[],
-): Promise<string[]> {
+): Promise<{ passed: string[]; failed: string[]; code: number; stderr: string; lines: string[] }> {
   const prefix = `${run}_${prefixes.length}`;
   prefixes.push(prefix);
   const server = await startDelegationsServer({
@@ -96,14 +97,27 @@ async function walk(
   });
   try {
     const { code, lines, stderr } = await runClient(clientArgs(server.url));
-    const failed = lines.filter((l) => l.startsWith('FAIL'));
-    expect(failed, `${lines.join('\n')}\n${stderr}`).toEqual([]);
-    expect(code, stderr).toBe(0);
-    expect(lines.at(-1)).toMatch(/^RESULT \d+ 0$/);
-    return lines.filter((l) => l.startsWith('PASS'));
+    return {
+      passed: lines.filter((l) => l.startsWith('PASS')),
+      failed: lines.filter((l) => l.startsWith('FAIL')),
+      code,
+      stderr,
+      lines,
+    };
   } finally {
     await server.close();
   }
+}
+
+async function walk(
+  options: Partial<ServeOptions>,
+  clientArgs: (url: string) => string[],
+): Promise<string[]> {
+  const { passed, failed, code, stderr, lines } = await walkLines(options, clientArgs);
+  expect(failed, `${lines.join('\n')}\n${stderr}`).toEqual([]);
+  expect(code, stderr).toBe(0);
+  expect(lines.at(-1)).toMatch(/^RESULT \d+ 0$/);
+  return passed;
 }
 
 describe.skipIf(!python)('the wire contract, walked by a Python client', () => {
@@ -148,7 +162,7 @@ describe.skipIf(!python)('the wire contract, walked by a Python client', () => {
     expect(passed).toContain('PASS submit_result: delegation_result in the status map');
   });
 
-  it('with one agent key (agentA) for every row, on SQLite with NATS', {
+  it('with per-agent keys on SQLite with NATS: agentA sends, agentB reports', {
     timeout: 90_000,
   }, async () => {
     const passed = await walk({ nats: NATS_URL }, (url) => [
@@ -156,11 +170,30 @@ describe.skipIf(!python)('the wire contract, walked by a Python client', () => {
       url,
       '--key',
       AGENT_A,
+      '--target-key',
+      AGENT_B,
       '--nats',
       NATS_URL,
     ]);
     expect(passed).toContain('PASS submit_result: delegation_result in the status map');
     expect(passed).toContain('PASS event: delegation_result on agentA');
+  });
+
+  it("the sender's key alone cannot move the target's stage or submit its result (403); every other row passes", {
+    timeout: 90_000,
+  }, async () => {
+    const { passed, failed } = await walkLines({}, (url) => ['--base', url, '--key', AGENT_A]);
+    const refused = failed.filter((l) => /^FAIL (status|submit_result): answer: 403 /.test(l));
+    expect(refused).toHaveLength(2);
+    for (const line of refused)
+      expect(line).toMatch(/'success': False.*Only the target \(agentB\)/);
+    // The other failures are the reads of what was refused: nothing was written.
+    const others = failed.filter((l) => !refused.includes(l));
+    for (const line of others) {
+      expect(line).toMatch(/^FAIL (status: stored|query: status|submit_result: delegation_result)/);
+    }
+    expect(passed).toContain('PASS update: stored');
+    expect(passed).toContain('PASS error envelope: bad key is 401');
   });
 
   it('with a subject prefix, events go to <prefix>.<agent>', { timeout: 90_000 }, async () => {

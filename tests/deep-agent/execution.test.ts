@@ -88,7 +88,7 @@ describe.each(backends)('bash and Python share one workspace on the %s backend',
       }),
     ).toBe('cake\ngreen tea\n[deleted: /data/total.txt]\n[exit code 0]');
     expect(await backend.stat('/data/total.txt')).toBeUndefined();
-  });
+  }, 90_000);
 });
 
 describe('time limits', () => {
@@ -145,7 +145,7 @@ describe('time limits', () => {
     expect(await backend.stat('/half.txt')).toBeUndefined();
     expect((await sandbox.run('print(6 * 7)')).stdout).toBe('42\n');
     expect(sandbox.coldStarts).toBe(2);
-  });
+  }, 120_000);
 });
 
 describe('a disk root cannot be left from bash', () => {
@@ -216,7 +216,7 @@ describe('output, network and the local shell', () => {
       "import pyodide_js\npyodide_js.runPython.constructor('return process')()",
     );
     expect(host.stderr).toContain('Code generation from strings disallowed');
-  });
+  }, 90_000);
 
   it('refuses a local shell unless it is explicitly allowed, and runs one that is', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'taskline-local-'));
@@ -239,4 +239,177 @@ describe('output, network and the local shell', () => {
       rmSync(cwd, { recursive: true, force: true });
     }
   });
+});
+
+describe('a Python run ends all its work', () => {
+  // One interpreter for the block: a run that leaves work behind must not cost the next one.
+  const backend = new MemoryBackend();
+  const python = new PythonSandbox({ backend, timeoutMs: 20_000 });
+  afterAll(() => python.close());
+
+  it('clears asyncio tasks and callbacks the code left scheduled, so they never run', async () => {
+    await python.warm();
+    const coldStarts = python.coldStarts;
+    const left = await python.run(
+      [
+        'import asyncio',
+        'async def spin():',
+        '    while True:',
+        '        pass',
+        'asyncio.ensure_future(spin())',
+        "asyncio.get_event_loop().call_soon(lambda: open('/late.txt', 'w').write('late'))",
+        "print('scheduled')",
+      ].join('\n'),
+    );
+    expect(left).toMatchObject({ exitCode: 0, stdout: 'scheduled\n', saved: [] });
+    expect(left.stderr).toContain('2 callbacks (asyncio tasks, timers) still scheduled');
+    // The next, innocent run is served at once by the same interpreter: the busy task never ran.
+    const next = await python.run("import os\nprint('innocent', os.path.exists('/late.txt'))");
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'innocent False\n', saved: [] });
+    expect(next.stopped).toBeUndefined();
+    expect(python.coldStarts).toBe(coldStarts);
+    expect(await backend.stat('/late.txt')).toBeUndefined();
+  }, 90_000);
+
+  it('replaces an interpreter whose event loop the code left busy (a promise loop)', async () => {
+    const coldStarts = python.coldStarts;
+    const left = await python.run(
+      [
+        'import pyodide_js',
+        'info = pyodide_js._module.makePromise()',
+        'info.resolve(1)',
+        'def again(_):',
+        '    info.promise.then(again)',
+        'info.promise.then(again)',
+        "print('armed')",
+      ].join('\n'),
+    );
+    expect(left).toMatchObject({ exitCode: 0, stdout: 'armed\n' });
+    expect(left.stderr).toContain('left work running after it ended; the interpreter was stopped');
+    const next = await python.run("print('innocent')");
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'innocent\n' });
+    expect(python.coldStarts).toBe(coldStarts + 1);
+  }, 120_000);
+});
+
+describe('a Python crash is a failure, with the files the run wrote', () => {
+  const backend = new MemoryBackend();
+  const python = new PythonSandbox({ backend, timeoutMs: 20_000 });
+  afterAll(() => python.close());
+
+  it('reports a fatal interpreter error as crashed (exit code 125) and saves its files', async () => {
+    const r = await python.run(
+      "open('/before.txt', 'w').write('kept')\nprint('about to crash')\nimport os\nos.abort()",
+    );
+    expect(r).toMatchObject({ stopped: 'crashed', exitCode: 125, saved: ['/before.txt'] });
+    expect(r.error).toBeTruthy();
+    expect(r.stdout).toContain('about to crash');
+    expect(r.stderr).toContain('python: the interpreter crashed');
+    expect(await backend.read('/before.txt')).toBe('kept');
+    const next = await python.run("print(open('/before.txt').read())");
+    expect(next).toMatchObject({ exitCode: 0, stdout: 'kept\n' });
+  }, 120_000);
+
+  it('answers os.system like a machine without a shell, and keeps the interpreter', async () => {
+    await python.warm();
+    const coldStarts = python.coldStarts;
+    const r = await python.run(
+      "open('/sys_out.txt', 'w').write('x')\nimport os\nprint(os.system('ls /'))",
+    );
+    expect(r).toMatchObject({ exitCode: 0, stdout: `${127 << 8}\n`, saved: ['/sys_out.txt'] });
+    expect(r.stderr).toContain('running programs is not available in this sandbox');
+    expect(r.stopped).toBeUndefined();
+    expect(python.coldStarts).toBe(coldStarts);
+  }, 90_000);
+
+  it('hands back files next to a symbolic-link loop and reports the link as not saved', async () => {
+    const r = await python.run(
+      [
+        'import os',
+        "os.makedirs('/tree', exist_ok=True)",
+        "open('/tree/data.txt', 'w').write('inside')",
+        "os.symlink('/tree', '/tree/loop')",
+        "print('linked')",
+      ].join('\n'),
+    );
+    expect(r).toMatchObject({ exitCode: 0, stdout: 'linked\n', saved: ['/tree/data.txt'] });
+    expect(r.notSaved).toEqual([
+      { path: '/tree/loop', reason: 'symbolic link: only regular files are saved' },
+    ]);
+    expect(await backend.read('/tree/data.txt')).toBe('inside');
+    expect((await python.run("print('next')")).stdout).toBe('next\n');
+    // A workspace file written elsewhere under the link's path replaces the link in Python.
+    await python.run("import os\nos.makedirs('/aside')\nos.symlink('/aside', '/inbox')");
+    await backend.write('/inbox/new.txt', 'from bash');
+    const read = await python.run("print(open('/inbox/new.txt').read())");
+    expect(read).toMatchObject({ exitCode: 0, stdout: 'from bash\n', deleted: [] });
+    expect(await backend.read('/inbox/new.txt')).toBe('from bash');
+  }, 90_000);
+
+  it("keeps os._exit's exit code and files, and loads a fresh interpreter next", async () => {
+    await python.warm();
+    const coldStarts = python.coldStarts;
+    const r = await python.run("open('/exit.txt', 'w').write('bye')\nimport os\nos._exit(3)");
+    expect(r).toMatchObject({ exitCode: 3, saved: ['/exit.txt'] });
+    expect(r.stopped).toBeUndefined();
+    expect((await python.run("print('again')")).stdout).toBe('again\n');
+    expect(python.coldStarts).toBe(coldStarts + 1);
+  }, 120_000);
+});
+
+describe('Python memory is capped', () => {
+  const python = new PythonSandbox({ backend: new MemoryBackend(), memoryLimitMb: 64 });
+  afterAll(() => python.close());
+
+  it('raises MemoryError at memoryLimitMb and keeps serving', async () => {
+    // 100 chunks of 10 MB would be 1 GB: far past the limit.
+    const r = await python.run(
+      [
+        'chunks = []',
+        'try:',
+        '    for _ in range(100):',
+        '        chunks.append(bytearray(10_000_000))',
+        'except MemoryError:',
+        "    print('MemoryError after', len(chunks))",
+        'del chunks',
+      ].join('\n'),
+    );
+    expect(r.exitCode).toBe(0);
+    const n = Number(/^MemoryError after (\d+)\n$/.exec(r.stdout)?.[1]);
+    expect(n).toBeLessThan(7);
+    expect(r.stderr).toContain('reached the memory limit of this sandbox (64 MiB)');
+    expect((await python.run("print('still here')")).stdout).toBe('still here\n');
+    expect(python.coldStarts).toBe(1);
+  }, 90_000);
+
+  // The process data limit (ulimit -d) is enforced by Linux; elsewhere only the WebAssembly cap.
+  if (process.platform !== 'linux') console.info('skipped: the process data limit is Linux-only');
+  it.skipIf(process.platform !== 'linux')(
+    'bounds what Python makes JavaScript allocate too (the process data limit)',
+    async () => {
+      // 150 JavaScript copies of 10 MB: 1.5 GB, past the process limit of 64 MiB + 1 GiB.
+      const r = await python.run(
+        [
+          'from pyodide.ffi import to_js',
+          'kept = []',
+          'try:',
+          '    for _ in range(150):',
+          "        kept.append(to_js(b'x' * 10_000_000))",
+          'except Exception as e:',
+          "    print('refused after', len(kept))",
+          'del kept',
+        ].join('\n'),
+      );
+      // Where the limit bites decides the outcome: an ArrayBuffer refused (a Python exception),
+      // or V8's own heap (the process ends: a crash, reported as one). Never all 1.5 GB.
+      if (r.stopped === 'crashed') {
+        expect(r).toMatchObject({ exitCode: 125, error: expect.stringMatching(/out of memory/) });
+      } else {
+        expect(r.exitCode).toBe(0);
+        expect(Number(/^refused after (\d+)\n$/.exec(r.stdout)?.[1])).toBeLessThan(150);
+      }
+      expect((await python.run("print('still here')")).stdout).toBe('still here\n');
+    },
+    90_000,
+  );
 });

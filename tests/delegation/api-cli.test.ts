@@ -51,6 +51,32 @@ describe('taskline delegations serve: arguments', () => {
       TASKLINE_API_KEYS: KEYS_JSON,
     });
     expect(fromEnv).toMatchObject({ postgres: PG_URL, nats: 'nats://x:4222', port: 8787 });
+    expect(fromEnv.limits).toBeUndefined();
+    const bounded = parseServeArgs(
+      [
+        '--request-timeout-ms',
+        '5000',
+        '--max-connections',
+        '64',
+        '--max-connections-per-ip',
+        '0',
+        '--max-websockets',
+        '10',
+        '--max-websockets-per-key',
+        '2',
+      ],
+      { TASKLINE_API_KEYS: KEYS_JSON },
+    );
+    expect(bounded.limits).toEqual({
+      requestTimeoutMs: 5000,
+      maxConnections: 64,
+      maxConnectionsPerIp: 0,
+      maxWebSockets: 10,
+      maxWebSocketsPerKey: 2,
+    });
+    expect(() =>
+      parseServeArgs(['--max-websockets-per-key', 'lots'], { TASKLINE_API_KEYS: KEYS_JSON }),
+    ).toThrow(/--max-websockets-per-key takes a whole number/);
   });
 
   it('explains what is wrong with bad arguments', () => {
@@ -64,6 +90,10 @@ describe('taskline delegations serve: arguments', () => {
     ).toThrow(/16\+ chars/);
     expect(() => parseServeArgs(['--keys', join(dir, 'missing.json')], {})).toThrow(
       /Cannot read the keys file/,
+    );
+    // A device never ends: refused before it is read.
+    expect(() => parseServeArgs(['--keys', '/dev/zero'], {})).toThrow(
+      /Cannot read the keys file \/dev\/zero: .*a device; a keys file must be a regular file/,
     );
     expect(() => parseServeArgs(['--db', 'a.db', '--postgres', PG_URL], env)).toThrow(
       /--db or --postgres/,

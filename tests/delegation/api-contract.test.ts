@@ -404,10 +404,20 @@ describe('delegations API: records', () => {
       /already exists/,
     );
 
+    // What the target was asked is the sender's to change, not the target's.
+    expectFailure(
+      await call({
+        method: 'PUT',
+        url: `/delegations/${id}`,
+        as: 'office',
+        body: { sub_task_data: { note: 'ok' } },
+      }),
+      403,
+      /Only the sender/,
+    );
     const upd = await call({
       method: 'PUT',
       url: `/delegations/${id}`,
-      as: 'office',
       body: { sub_task_data: { note: 'ok' } },
     });
     expect(upd.body).toMatchObject({ success: true, data: { sub_task_data: { note: 'ok' } } });
@@ -471,10 +481,21 @@ describe('delegations API: records', () => {
     expect(asAdmin.status).toBe(200);
   });
 
-  it('lets either party move its stages (not expire them); illegal moves are 409', async () => {
+  it('lets the target move its stages and the sender add or cancel them (not expire them); illegal moves are 409', async () => {
     const id = await create();
     const url = `/delegations/${id}/status/execution`;
-    const started = await call({ method: 'PUT', url, body: { state: 'in_progress' } });
+    // Progress is the target's: the sender cannot start the target's stage.
+    expectFailure(
+      await call({ method: 'PUT', url, body: { state: 'in_progress' } }),
+      403,
+      /Only the target \(back-office\)/,
+    );
+    const started = await call({
+      method: 'PUT',
+      url,
+      as: 'office',
+      body: { state: 'in_progress' },
+    });
     expect(started.body).toMatchObject({
       success: true,
       data: { status: { execution: { state: 'in_progress' } } },

@@ -158,7 +158,7 @@ describe('request log', () => {
     expect(lines[1]).toMatchObject({
       route: '/delegations/:id',
       url: '/delegations/************1111?access_token=****',
-      status: 404,
+      status: 400, // the key goes in the header; this route takes no query parameters
     });
     expect(lines[2]).toMatchObject({ status: 401 });
     expect(lines[2]).not.toHaveProperty('caller');

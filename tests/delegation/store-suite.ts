@@ -373,7 +373,24 @@ export function describeDelegationStoreSuite(
         expect(await ids({ delegation_type: 'refund', sender_subject_id: 'ops' })).toEqual(['q-3']);
         expect(await ids({ 'status.review.state': 'pending' })).toEqual([]);
         expect(await ids({ delegation_type: { $in: [] } })).toEqual([]);
-        expect(await ids({ workflow_level: '1' })).toEqual([]);
+        // A value of the wrong type for a typed field could never match: it is refused.
+        for (const wrong of [
+          { workflow_level: '1' },
+          { workflow_level: '1 OR 1=1' },
+          { workflow_level: 1.5 },
+          { workflow_level: true },
+          { task_id: 1 },
+          { task_id: null },
+          { sender_subject_id: { $in: ['ops', 7] } },
+          { 'status.execution.state': 'finished' },
+          { 'status.execution.time': '1717390000' },
+          { 'status.execution.owner': 'x' },
+        ]) {
+          await expect(ids(wrong), JSON.stringify(wrong)).rejects.toMatchObject({
+            code: 'invalid_argument',
+          });
+        }
+        expect(await ids({ 'status.review.state': null })).toEqual(['q-1', 'q-2', 'q-3', 'q-4']);
         expect(await ids({ delegation_type: { $eq: 'lookup' } })).toEqual(['q-1', 'q-4']);
       });
 

@@ -99,11 +99,11 @@ function describeResume(name: string, open: () => Promise<CheckpointStore>, skip
       expect(result.report.steps.find((r) => r.step === 'score')?.modality).toBe('dtmf');
     });
 
-    it('returns a completed call without asking again', async () => {
+    it('returns a completed call without asking again when asked to (ifCompleted: return)', async () => {
       const callId = `${name}-done`;
       await dropAfterScore(await open(), callId);
       await resumeAndFinish(await open(), callId);
-      const s = await startSurvey({ checkpoints: await open(), callId });
+      const s = await startSurvey({ checkpoints: await open(), callId, ifCompleted: 'return' });
       callers.push(s.caller);
       expect(s.caller.agentLines).toEqual([]);
       expect(s.agent.result).toMatchObject({ status: 'completed', value: EXPECTED });

@@ -5,6 +5,8 @@ import { flow } from '../../src/flows/builder.js';
 import { validateFlow } from '../../src/flows/validate.js';
 import type { Outcome } from '../../src/outcome.js';
 import { number, yesNo } from '../../src/tasks/prebuilt.js';
+import { menu } from '../../src/telephony/menu.js';
+import { RecordingTransferer, transferOnExhausted } from '../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 
@@ -130,6 +132,35 @@ describe('validateFlow', () => {
     expect(() => f.step('b', q('b'), { maxVisits: 0 })).toThrow(/maxVisits must be a whole number/);
     expect(() => flow('g', { maxBackSteps: 100 })).toThrow(/maxBackSteps must be a whole number/);
     expect(() => flow('g').step('x', {} as never)).toThrow(/needs a task definition/);
+  });
+});
+
+describe('a menu step (issue 24, item 16)', () => {
+  const mainMenu = menu({
+    name: 'main_menu',
+    options: {
+      '1': { label: 'a prescription refill', value: 'refill' },
+      '2': { label: 'store hours', value: 'hours' },
+    },
+  });
+  const escalate = {
+    onExhausted: transferOnExhausted(new RecordingTransferer(), { to: '+1555', summary: 'help' }),
+  };
+
+  it('branching on every option needs no default, also after .with() adds a transfer', () => {
+    for (const source of [mainMenu, mainMenu.with({ retry: escalate })]) {
+      const f = flow('pharmacy')
+        .step('menu', source, { next: { refill: 'refill', hours: 'end' } })
+        .step('refill', q('refill'));
+      expect(validateFlow(f)).toEqual({ ok: true, errors: [], warnings: [] });
+    }
+  });
+
+  it('a table missing an option is a dead end, as for any enumerable value', () => {
+    const f = flow('pharmacy').step('menu', mainMenu.with({ retry: escalate }), {
+      next: { refill: 'end' },
+    });
+    expect(codes(f)).toEqual([['dead_end', 'menu']]);
   });
 });
 

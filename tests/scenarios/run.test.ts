@@ -175,7 +175,12 @@ expect:
     const file = scenario('ended', IVR_BANK, `turns:\n  - keys: "3"\n  - say: hello?\n`);
     const report = await runScenarioFile(file);
     expect(report.runs[0]!.failures).toEqual([
-      { where: `${file}:4`, turn: 1, message: 'the call ended before this turn (say "hello?")' },
+      {
+        where: `${file}:4`,
+        turn: 1,
+        message: 'the call ended before this turn (say "hello?")',
+        kind: 'expectation',
+      },
     ]);
   });
 

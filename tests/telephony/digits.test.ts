@@ -1,9 +1,9 @@
 import { llm, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
+import { ESCALATE_TOOL } from '../../src/tasks/typed-task.js';
 import { capturesOf } from '../../src/telephony/captures.js';
 import { type CollectDigitsOptions, collectDigits } from '../../src/telephony/digits.js';
-import { ESCALATE_TOOL } from '../../src/telephony/keypad-task.js';
 import { RecordingTransferer, transferOnExhausted } from '../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';

@@ -1,15 +1,15 @@
 import { voice } from '@livekit/agents';
 import type { Outcome } from '../../src/outcome.js';
-import type { KeypadTask } from '../../src/telephony/keypad-task.js';
+import type { TypedTask } from '../../src/tasks/typed-task.js';
 import { type ScriptEntry, ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 
-/** An agent that runs one keypad task from onEnter and keeps its outcome. */
+/** An agent that runs one capture task from onEnter and keeps its outcome. */
 export class Runner<T> extends voice.Agent {
   readonly outcomes: Outcome<T>[] = [];
-  private readonly make: () => KeypadTask<T>;
+  private readonly make: () => TypedTask<T>;
 
-  constructor(make: () => KeypadTask<T>) {
+  constructor(make: () => TypedTask<T>) {
     super({ instructions: 'Runs one task.' });
     this.make = make;
   }
@@ -21,7 +21,7 @@ export class Runner<T> extends voice.Agent {
 
 /** Starts a simulated call whose agent runs `make()` once; `script` answers the task's model. */
 export async function runTask<T>(
-  make: () => KeypadTask<T>,
+  make: () => TypedTask<T>,
   script: { key?: string; steps?: ScriptEntry[] } = {},
 ): Promise<{ caller: SimulatedCaller; runner: Runner<T>; model: ScriptedLLM }> {
   const model = new ScriptedLLM();

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { ESCALATE_TOOL } from '../../src/telephony/keypad-task.js';
+import { ESCALATE_TOOL } from '../../src/tasks/typed-task.js';
 import { BACK, type MenuConfig, menu } from '../../src/telephony/menu.js';
 import { RecordingTransferer, transferOnExhausted } from '../../src/telephony/transfer.js';
 import type { ScriptEntry } from '../../src/testing/scripted-llm.js';

@@ -9,6 +9,7 @@ import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import { editDistance } from '../../tasks/parsers/correct.js';
 import { askCaller } from './caller.js';
 import { askCallback, askThroughRecords } from './supervisor.js';
 import {
@@ -48,6 +49,58 @@ export function describeCall(tool: string, args: Record<string, unknown>): strin
   return parts.length > 0 ? `${action} (${parts.join(', ')})` : action;
 }
 
+/**
+ * Tools that change the workspace every tool shares. Guarding one while another stays open
+ * guards nothing, so a policy must take all of those an agent has, or none.
+ */
+export const WORKSPACE_WRITERS: ReadonlySet<string> = new Set([
+  'write_file',
+  'edit_file',
+  'delete_file',
+  'execute',
+  'execute_python',
+  'run_script',
+]);
+
+/** The policy's tool names, checked: a name that cannot be a tool's fails here. */
+function checkedNames(policy: ApprovalPolicy): string[] {
+  const tools = policy?.tools as unknown;
+  if (tools === null || typeof tools !== 'object') {
+    throw new TasklineError(
+      'invalid_argument',
+      'approval.tools must list the tools that need approval: names, or an object of names to options.',
+    );
+  }
+  const names = guardedNames(policy);
+  if (names.length === 0) {
+    throw new TasklineError('invalid_argument', 'approval.tools must name at least one tool.');
+  }
+  for (const name of names) {
+    if (typeof name !== 'string' || name.trim() === '' || !/^[A-Za-z0-9_.:-]+$/u.test(name)) {
+      const trimmed = typeof name === 'string' ? name.trim() : '';
+      throw new TasklineError(
+        'invalid_argument',
+        `approval.tools has ${JSON.stringify(name)}, which is not a tool name${trimmed && trimmed !== name ? ` (did you mean "${trimmed}"?)` : ''}: names are exact, with no spaces.`,
+        { name },
+      );
+    }
+  }
+  return names;
+}
+
+/** The name in `names` closest to `name` (same letters in another case, or one or two edits away). */
+function closest(name: string, names: readonly string[]): string | undefined {
+  const lower = name.toLowerCase();
+  const same = names.find((n) => n.toLowerCase() === lower);
+  if (same) return same;
+  let best: { name: string; d: number } | undefined;
+  for (const n of names) {
+    const d = editDistance(lower, n.toLowerCase());
+    if (d <= 2 && (best === undefined || d < best.d)) best = { name: n, d };
+  }
+  return best?.name;
+}
+
 function zodOf(parameters: unknown): z.ZodType | undefined {
   return parameters instanceof z.ZodType ? parameters : undefined;
 }
@@ -68,13 +121,12 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
   readonly #clock: Clock;
   readonly #timeoutMs: number;
   readonly #maxChanges: number;
+  /** Tools this gate already wraps: guarding them again would ask twice. */
+  readonly #wrapped = new WeakSet<llm.FunctionTool>();
 
   constructor(policy: ApprovalPolicy, options: { clock?: Clock } = {}) {
     super();
-    const names = guardedNames(policy ?? { tools: [] });
-    if (names.length === 0) {
-      throw new TasklineError('invalid_argument', 'approval.tools must name at least one tool.');
-    }
+    const names = checkedNames(policy);
     if (policy.caller === false && !policy.supervisor && !policy.delegations) {
       throw new TasklineError(
         'invalid_argument',
@@ -96,13 +148,52 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
   /**
    * The tools with every guarded one wrapped (unguarded ones unchanged), as a list an
    * `Agent` or a sub-agent takes. `origin` says whose tools these are.
+   *
+   * Throws `invalid_argument` when the policy names a tool that is not among `tools` (a typo
+   * would otherwise leave the real tool unguarded) — unless `partial`, for an inherited
+   * policy whose tools a sub-agent may not have — and when a guarded tool that writes the
+   * workspace sits beside another writer the policy leaves open (guarding `write_file` while
+   * `execute` can write the same files guards nothing).
    */
   guard(
     tools: llm.ToolContextLike,
     origin: ApprovalRequest['origin'] = 'voice',
+    options: { partial?: boolean } = {},
   ): llm.FunctionTool[] {
     const all = Object.values(llm.toToolContext(tools).functionTools);
-    return all.map((tool) => (this.names.has(tool.name) ? this.#wrap(tool, origin) : tool));
+    const present = all.map((tool) => tool.name);
+    if (!options.partial) this.#assertAllPresent(present);
+    this.#assertNoOpenWriter(present);
+    return all.map((tool) =>
+      this.names.has(tool.name) && !this.#wrapped.has(tool) ? this.#wrap(tool, origin) : tool,
+    );
+  }
+
+  #assertAllPresent(present: readonly string[]): void {
+    const missing = [...this.names].filter((name) => !present.includes(name));
+    if (missing.length === 0) return;
+    const hints = missing.map((name) => {
+      const near = closest(name, present);
+      return near ? `"${name}" (did you mean "${near}"?)` : `"${name}"`;
+    });
+    throw new TasklineError(
+      'invalid_argument',
+      `approval.tools names ${hints.join(', ')}, which ${missing.length === 1 ? 'is not a tool' : 'are not tools'} of this agent, so nothing would be guarded. Tool names are exact and case-sensitive; this agent's tools are: ${present.join(', ')}.`,
+      { unknown: missing, tools: [...present] },
+    );
+  }
+
+  #assertNoOpenWriter(present: readonly string[]): void {
+    const writers = present.filter((name) => WORKSPACE_WRITERS.has(name));
+    if (this.policy.subagents === false && present.includes('task')) writers.push('task');
+    const guarded = writers.filter((name) => this.names.has(name));
+    const open = writers.filter((name) => !this.names.has(name));
+    if (guarded.length === 0 || open.length === 0) return;
+    throw new TasklineError(
+      'invalid_argument',
+      `approval.tools guards ${guarded.join(', ')}, but ${open.join(', ')} can change the same files without approval. Add ${open.length === 1 ? 'it' : 'them'} to approval.tools, or turn ${open.length === 1 ? 'it' : 'them'} off.`,
+      { guarded, unguarded: open },
+    );
   }
 
   #wrap(tool: llm.FunctionTool, origin: ApprovalRequest['origin']): llm.FunctionTool {
@@ -110,7 +201,7 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
     const describe = toolOptions(this.policy, tool.name).describe;
     const say = (args: Record<string, unknown>) =>
       describe ? describe(args) : describeCall(tool.name, args);
-    return {
+    const wrapped: llm.FunctionTool = {
       ...tool,
       execute: async (args, options) => {
         const request: ApprovalRequest = {
@@ -146,6 +237,8 @@ export class ApprovalGate extends EventEmitter<ApprovalGateEvents> {
         return typeof result === 'string' ? `${note} ${result}` : { note, result };
       },
     };
+    this.#wrapped.add(wrapped);
+    return wrapped;
   }
 
   async #decide(

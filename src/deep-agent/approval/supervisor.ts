@@ -1,11 +1,14 @@
 /**
  * Approval by a supervisor: a callback, or a durable delegation record that a person (or a
  * service) answers through the delegation HTTP API. Every wait is bounded: no decision in time
- * means the action is not taken, and the record is marked expired.
+ * means the action is not taken, and the record is marked expired. A record's decision counts
+ * only for exactly what it asked: if anything but its status changed after it was written (the
+ * arguments, the tool, who is asked), the approval is void and the tool does not run.
  */
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod/v4';
 import type { Clock } from '../../core/clock.js';
+import { taskDigest } from '../../delegation/api/digest.js';
 import { deadlineSeconds, epochSeconds, FINAL_STATES } from '../../delegation/record.js';
 import type {
   ApprovalDecision,
@@ -103,15 +106,25 @@ export async function askThroughRecords(
   signal?: AbortSignal,
 ): Promise<ApprovalDecision & { recordId: string }> {
   const id = `approval-${randomUUID()}`;
+  const sender = approver.sender ?? 'voice-agent';
+  const target = approver.target ?? 'supervisor';
+  if (sender === target) {
+    // The requester's own key could then settle its own approval.
+    return {
+      decision: 'reject',
+      reason: `the approver (${target}) is the agent asking for approval; give the supervisor its own agent id`,
+      recordId: id,
+    };
+  }
   const now = clock.now();
-  await approver.store.create({
+  const created = await approver.store.create({
     delegation_id: id,
     task_id: request.toolCallId.slice(0, 200) || id,
     sub_task_id: request.tool.slice(0, 200),
     workflow_level: typeof request.origin === 'string' ? 0 : 1,
     delegation_type: APPROVAL_RECORD_TYPE,
-    sender_subject_id: approver.sender ?? 'voice-agent',
-    target_subject_id: approver.target ?? 'supervisor',
+    sender_subject_id: sender,
+    target_subject_id: target,
     status: {
       [APPROVAL_STAGE]: {
         state: 'pending',
@@ -126,6 +139,8 @@ export async function askThroughRecords(
       origin: request.origin,
     },
   });
+  // What the tool would run with, as the supervisor is shown it: a decision binds to this.
+  const asked = taskDigest(created);
   const pollMs = approver.pollMs ?? 1000;
   const until = now + timeoutMs;
   let closing = false;
@@ -134,6 +149,16 @@ export async function askThroughRecords(
     const stage = record?.status[APPROVAL_STAGE];
     if (!record || !stage) {
       return { decision: 'reject', reason: 'the approval record was deleted', recordId: id };
+    }
+    if (taskDigest(record) !== asked) {
+      // Someone changed what is asked (or whom): no decision on this record can be trusted.
+      await approver.store.setStage(id, APPROVAL_STAGE, { state: 'cancelled' }).catch(() => {});
+      return {
+        decision: 'reject',
+        reason:
+          'the approval request was changed after it was sent, so what the supervisor saw may not be what would run; nothing was done',
+        recordId: id,
+      };
     }
     if (FINAL_STATES.has(stage.state)) {
       if (stage.state !== 'done') {

@@ -67,6 +67,13 @@ export interface ApprovalPolicy {
   timeoutMs?: number;
   /** Most argument changes the caller may ask for on one call (default 2). */
   maxChanges?: number;
+  /**
+   * Guard the same tools in the headless sub-agents the agent's TaskManager runs (default
+   * true): a sub-agent's guarded tool asks the supervisor, or is refused with a result it can
+   * report back. `false` leaves sub-agents unguarded, and `task` then counts as a tool that
+   * can change the workspace.
+   */
+  subagents?: boolean;
 }
 
 /** The tool names of a policy. */

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { z } from 'zod/v4';
+import { readTextFileCapped } from '../../core/bounded-read.js';
 import { TasklineError } from '../../core/errors.js';
 import type { DelegationRecord } from '../record.js';
 
@@ -67,11 +67,11 @@ export class ApiKeys {
     return new ApiKeys(entries);
   }
 
-  /** Reads keys from a JSON file. */
+  /** Reads keys from a JSON file (a regular file of at most 1 MiB). */
   static fromFile(path: string): ApiKeys {
     let text: string;
     try {
-      text = readFileSync(path, 'utf8');
+      text = readTextFileCapped(path, { what: 'keys file' });
     } catch (error) {
       throw new TasklineError(
         'invalid_argument',
@@ -79,6 +79,11 @@ export class ApiKeys {
       );
     }
     return ApiKeys.parse(text, `Keys file ${path}`);
+  }
+
+  /** True when `text` is one of the configured keys (so a log can mask it wherever it is). */
+  isKey(text: string): boolean {
+    return text.length >= 16 && text.length <= 512 && this.byDigest.has(digest(text));
   }
 
   /** The identity for an `Authorization` header value (or a bare token). */
@@ -98,6 +103,11 @@ export function canSee(identity: Identity, record: DelegationRecord): boolean {
     record.sender_subject_id === identity.agent ||
     record.target_subject_id === identity.agent
   );
+}
+
+/** One name per key holder, never shared by an agent and an admin: `agent:<id>`, `admin:<name>`. */
+export function ownerOf(identity: Identity): string {
+  return identity.admin ? `admin:${identity.name}` : `agent:${identity.agent}`;
 }
 
 /** The agent id an identity acts as on a record (admins act as the given fallback). */

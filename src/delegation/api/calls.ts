@@ -2,16 +2,78 @@
  * The console's live calls: voice processes `POST /calls/events` (any API key) with a call's
  * current flow, step or task and last outcome (and, for flows, the Mermaid diagram with the
  * call's trace and its per-step report). The board keeps the latest state per call in memory,
- * bounded in count, drops calls not heard from within a TTL, and pushes every change to the
- * WebSocket clients allowed to see it (the reporting agent, and admins).
+ * scoped by who reported it: a call is `(owner, call_id)`, so one key can neither overwrite nor
+ * hide another key's call with the same id. Each owner has its own cap (its least recently
+ * updated call goes first), so no key can evict another's calls by flooding; calls not heard
+ * from within a TTL are dropped. Every change is pushed to the WebSocket clients allowed to see
+ * it (the reporting key's holder, and admins).
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { z } from 'zod/v4';
 import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
-import type { Identity } from './auth.js';
+import { type Identity, ownerOf } from './auth.js';
 import { parsePart } from './envelope.js';
 
 const Id = z.string().min(1).max(200);
+const Count = z.number().int().min(0).max(1_000_000);
+const Ms = z.number().min(0).max(1e15);
+
+/** One step of a flow report, as `FlowReport.steps` holds it (fields the console shows, typed). */
+const ReportStep = z.object({
+  step: Id,
+  visit: Count.optional(),
+  startedAt: Ms.optional(),
+  endedAt: Ms.optional(),
+  durationMs: Ms,
+  attempts: Count,
+  noInput: Count,
+  noMatch: Count,
+  invalid: Count.optional(),
+  outcome: z.string().min(1).max(50),
+  modality: z.enum(['speech', 'dtmf', 'text']).optional(),
+  next: Id.optional(),
+  reason: z.string().max(500).optional(),
+});
+
+/** A flow's per-call report (`FlowReport`); unknown fields are dropped, known ones typed. */
+export const CallReportBody = z.object({
+  flow: Id.optional(),
+  callId: Id.optional(),
+  status: z.string().min(1).max(50).optional(),
+  startedAt: Ms.optional(),
+  endedAt: Ms.optional(),
+  durationMs: Ms.optional(),
+  path: z.array(Id).max(1_000).optional(),
+  steps: z.array(ReportStep).max(1_000),
+  resumes: Count.optional(),
+  backSteps: Count.optional(),
+  totals: z.record(z.string().max(50), Count).optional(),
+});
+
+/**
+ * Mermaid source as `toMermaid` writes it: a flowchart whose labels are plain text. Refused:
+ * HTML tags and entity codes in labels (`<img …>`, `#60;`), init directives (which could turn
+ * HTML labels back on), clicks and links, and CSS `url(…)` (which loads images).
+ */
+export const DiagramBody = z
+  .string()
+  .max(64 * 1024)
+  .refine((d) => /^\s*(flowchart|graph)\s+(TD|TB|BT|LR|RL)\b/.test(d), {
+    error: 'must be a Mermaid flowchart ("flowchart TD …"), as toMermaid writes it',
+  })
+  .refine(
+    (d) =>
+      !/<\s*\/?\s*[A-Za-z!?]/.test(d) &&
+      !/#[A-Za-z0-9]+;|&[#A-Za-z0-9]+;/.test(d) &&
+      !/%%\s*\{/.test(d) &&
+      !/(^|\s)(click|href)\s/im.test(d) &&
+      !/url\s*\(|javascript:|data:\s*[a-z]+\//i.test(d),
+    {
+      error:
+        'holds HTML, entity codes, an init directive, a click or link, or a url(); labels are plain text',
+    },
+  );
+
 /** The body of `POST /calls/events`. */
 export const CallEventBody = z.strictObject({
   call_id: Id,
@@ -21,12 +83,9 @@ export const CallEventBody = z.strictObject({
   task: Id.optional(),
   outcome: z.string().max(200).optional(),
   /** The flow's Mermaid source, with this call's trace highlighted (`toMermaid(flow, {trace})`). */
-  diagram: z
-    .string()
-    .max(64 * 1024)
-    .optional(),
+  diagram: DiagramBody.optional(),
   /** The flow's per-call report (`FlowReport`) so far. */
-  report: z.record(z.string(), z.unknown()).optional(),
+  report: CallReportBody.optional(),
 });
 /** A call event as a voice process sends it. */
 export type CallEvent = z.input<typeof CallEventBody>;
@@ -35,6 +94,8 @@ export type CallEvent = z.input<typeof CallEventBody>;
 export interface CallView extends z.output<typeof CallEventBody> {
   /** Agent (or admin name) whose key reported it. */
   reporter: string;
+  /** Who owns the call on the board: `agent:<id>` or `admin:<name>` (a call is owner + call_id). */
+  owner: string;
   /** Epoch seconds of the first and latest event. */
   started_at: number;
   updated_at: number;
@@ -43,14 +104,19 @@ export interface CallView extends z.output<typeof CallEventBody> {
 /** A board message on the WebSocket: the call's new state, or `gone` when it was dropped. */
 export type CallMessage =
   | { type: 'call'; data: CallView }
-  | { type: 'call_gone'; data: { call_id: string } };
+  | { type: 'call_gone'; data: { call_id: string; owner: string; reporter: string } };
 
 /** Options of {@link CallBoard}. */
 export interface CallBoardOptions {
   /** A call not heard from for this long is dropped (default 10 min). */
   ttlMs?: number;
-  /** Most calls kept; the least recently updated is dropped first (default 1,000). */
+  /**
+   * Most calls kept in all (default 10,000); past it, the least recently updated call of the
+   * owner with the most calls is dropped, so a flood only ever evicts the flooder's calls.
+   */
   maxCalls?: number;
+  /** Most calls one owner (key holder) keeps; its least recently updated goes first (default 1,000). */
+  maxCallsPerOwner?: number;
   clock?: Clock;
 }
 
@@ -58,9 +124,12 @@ const nameOf = (identity: Identity) => (identity.admin ? identity.name : identit
 
 /** In-memory latest state of each reported call (see the module comment). */
 export class CallBoard {
-  private readonly calls = new Map<string, CallView>();
+  /** Owner → call_id → call, each map in order of last update. */
+  private readonly owners = new Map<string, Map<string, CallView>>();
+  private size = 0;
   private readonly ttlMs: number;
   private readonly maxCalls: number;
+  private readonly maxPerOwner: number;
   private readonly clock: Clock;
   private sweeper?: TimerHandle;
   private closed = false;
@@ -73,7 +142,8 @@ export class CallBoard {
     options: CallBoardOptions = {},
   ) {
     this.ttlMs = options.ttlMs ?? 10 * 60_000;
-    this.maxCalls = options.maxCalls ?? 1_000;
+    this.maxPerOwner = Math.max(1, options.maxCallsPerOwner ?? 1_000);
+    this.maxCalls = Math.max(1, options.maxCalls ?? 10_000);
     this.clock = options.clock ?? systemClock;
     this.schedule();
   }
@@ -81,22 +151,29 @@ export class CallBoard {
   /** Records an event from `identity`; returns the call's new state. */
   report(identity: Identity, event: z.output<typeof CallEventBody>): CallView {
     const now = Math.floor(this.clock.now() / 1000);
-    const key = event.call_id;
-    const before = this.calls.get(key);
-    const reporter = nameOf(identity);
+    const owner = ownerOf(identity);
+    let calls = this.owners.get(owner);
+    if (!calls) {
+      calls = new Map();
+      this.owners.set(owner, calls);
+    }
+    const before = calls.get(event.call_id);
     const view: CallView = {
-      ...(before && before.reporter === reporter ? before : {}),
+      ...(before ?? {}),
       ...event,
-      reporter,
+      reporter: nameOf(identity),
+      owner,
       started_at: before?.started_at ?? now,
       updated_at: now,
     };
-    this.calls.delete(key);
-    this.calls.set(key, view);
-    while (this.calls.size > this.maxCalls) {
-      const oldest = this.calls.keys().next().value as string;
-      this.drop(oldest);
+    if (before) {
+      calls.delete(event.call_id);
+      this.size -= 1;
     }
+    calls.set(event.call_id, view);
+    this.size += 1;
+    while (calls.size > this.maxPerOwner) this.drop(owner, calls.keys().next().value as string);
+    while (this.size > this.maxCalls) this.evictFromLargest();
     this.push({ type: 'call', data: view }, (who) => this.visible(who, view));
     return view;
   }
@@ -104,7 +181,16 @@ export class CallBoard {
   /** The calls `identity` may see, most recently updated first. */
   list(identity: Identity): CallView[] {
     this.sweep();
-    return [...this.calls.values()].filter((c) => this.visible(identity, c)).reverse();
+    const out: CallView[] = [];
+    for (const calls of this.owners.values()) {
+      for (const call of calls.values()) if (this.visible(identity, call)) out.push(call);
+    }
+    return out.sort((a, b) => b.updated_at - a.updated_at);
+  }
+
+  /** Calls kept in all. */
+  get count(): number {
+    return this.size;
   }
 
   /** Stops the TTL sweeper. */
@@ -114,23 +200,43 @@ export class CallBoard {
   }
 
   private visible(identity: Identity, call: CallView): boolean {
-    return identity.admin || identity.agent === call.reporter;
+    return identity.admin || ownerOf(identity) === call.owner;
   }
 
-  private drop(key: string): void {
-    const call = this.calls.get(key);
-    if (!call) return;
-    this.calls.delete(key);
-    this.push({ type: 'call_gone', data: { call_id: call.call_id } }, (who) =>
-      this.visible(who, call),
+  private evictFromLargest(): void {
+    let largest: string | undefined;
+    let most = 0;
+    for (const [owner, calls] of this.owners) {
+      if (calls.size > most) {
+        most = calls.size;
+        largest = owner;
+      }
+    }
+    const calls = largest === undefined ? undefined : this.owners.get(largest);
+    if (!calls || calls.size === 0) return;
+    this.drop(largest!, calls.keys().next().value as string);
+  }
+
+  private drop(owner: string, callId: string): void {
+    const calls = this.owners.get(owner);
+    const call = calls?.get(callId);
+    if (!calls || !call) return;
+    calls.delete(callId);
+    this.size -= 1;
+    if (calls.size === 0) this.owners.delete(owner);
+    this.push(
+      { type: 'call_gone', data: { call_id: call.call_id, owner, reporter: call.reporter } },
+      (who) => this.visible(who, call),
     );
   }
 
   private sweep(): void {
     const cutoff = (this.clock.now() - this.ttlMs) / 1000;
-    for (const [key, call] of this.calls) {
-      if (call.updated_at >= cutoff) break; // ordered by last update
-      this.drop(key);
+    for (const [owner, calls] of [...this.owners]) {
+      for (const [id, call] of [...calls]) {
+        if (call.updated_at >= cutoff) break; // ordered by last update
+        this.drop(owner, id);
+      }
     }
   }
 

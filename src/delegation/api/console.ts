@@ -19,9 +19,12 @@ const TYPES: Record<string, string> = {
   '.svg': 'image/svg+xml',
 };
 
-/** Mermaid styles its SVG inline; everything else comes from this origin. */
+/**
+ * Mermaid styles its SVG inline; everything else comes from this origin. The console shows no
+ * images, so none load at all (not even same-origin ones a hostile diagram might name).
+ */
 const CSP =
-  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self' ws: wss:; frame-ancestors 'none'";
+  "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src data:; media-src 'none'; object-src 'none'; base-uri 'none'; form-action 'self'; connect-src 'self' ws: wss:; frame-ancestors 'none'";
 
 /** Finds dist/bundle/console/ by walking up from this module (source, dist or bundle). */
 export function findConsoleAssets(from = fileURLToPath(import.meta.url)): string | undefined {

@@ -2,7 +2,7 @@ import type { WebSocket } from 'ws';
 import { RecentKeys } from '../bus/dedupe.js';
 import type { DelegationEvent } from '../bus/events.js';
 import type { BusSubscription, DelegationBus } from '../bus/types.js';
-import { canSee, type Identity } from './auth.js';
+import { canSee, type Identity, ownerOf } from './auth.js';
 
 /** What a WebSocket client receives for each change it may see. */
 export interface StatusChangeMessage {
@@ -16,7 +16,16 @@ export interface StatusChangeMessage {
 interface Client {
   socket: WebSocket;
   identity: Identity;
+  owner: string;
   seen: RecentKeys;
+}
+
+/** Caps of {@link DelegationEventsHub}. */
+export interface EventsHubLimits {
+  /** Most WebSocket clients at once (default 1,000). */
+  maxClients?: number;
+  /** Most WebSocket clients of one key holder at once (default 32). */
+  maxClientsPerKey?: number;
 }
 
 /** A client whose unsent data exceeds this is too slow and is disconnected. */
@@ -29,20 +38,59 @@ const MAX_BUFFERED = 1 << 20;
  */
 export class DelegationEventsHub {
   private readonly clients = new Set<Client>();
+  private readonly perOwner = new Map<string, number>();
   private subscription?: BusSubscription;
+  /** Most clients at once. */
+  readonly maxClients: number;
+  /** Most clients of one key holder at once. */
+  readonly maxClientsPerKey: number;
+
+  constructor(limits: EventsHubLimits = {}) {
+    this.maxClients = limits.maxClients ?? 1_000;
+    this.maxClientsPerKey = limits.maxClientsPerKey ?? 32;
+  }
+
+  /** Why a new client of `identity` would be refused now, or undefined if it fits. */
+  refusal(identity: Identity): string | undefined {
+    if (this.clients.size >= this.maxClients) {
+      return `The server has its maximum of ${this.maxClients} WebSocket clients; try again later.`;
+    }
+    if ((this.perOwner.get(ownerOf(identity)) ?? 0) >= this.maxClientsPerKey) {
+      return `This key already has ${this.maxClientsPerKey} WebSocket clients open; close one first.`;
+    }
+    return undefined;
+  }
 
   /** Starts watching the bus. */
   async start(bus: DelegationBus): Promise<void> {
     this.subscription = await bus.watch((event) => this.dispatch(event));
   }
 
-  /** Adds a connected, authenticated client; sends `{type:"ready"}` once it will get changes. */
-  add(socket: WebSocket, identity: Identity): void {
-    const client: Client = { socket, identity, seen: new RecentKeys(2_000) };
+  /**
+   * Adds a connected, authenticated client and sends `{type:"ready"}` once it will get changes;
+   * over a cap, closes it at once (1013, try again later) and returns false.
+   */
+  add(socket: WebSocket, identity: Identity): boolean {
+    const refused = this.refusal(identity);
+    if (refused) {
+      socket.close(1013, refused.slice(0, 120));
+      return false;
+    }
+    const owner = ownerOf(identity);
+    const client: Client = { socket, identity, owner, seen: new RecentKeys(2_000) };
     this.clients.add(client);
-    socket.on('close', () => this.clients.delete(client));
-    socket.on('error', () => this.clients.delete(client));
+    this.perOwner.set(owner, (this.perOwner.get(owner) ?? 0) + 1);
+    socket.on('close', () => this.remove(client));
+    socket.on('error', () => this.remove(client));
     socket.send(JSON.stringify({ type: 'ready', data: { identity } }));
+    return true;
+  }
+
+  private remove(client: Client): void {
+    if (!this.clients.delete(client)) return;
+    const left = (this.perOwner.get(client.owner) ?? 1) - 1;
+    if (left > 0) this.perOwner.set(client.owner, left);
+    else this.perOwner.delete(client.owner);
   }
 
   private dispatch(event: DelegationEvent): void {
@@ -85,7 +133,7 @@ export class DelegationEventsHub {
   private send(client: Client, text: string): void {
     if (client.socket.bufferedAmount > MAX_BUFFERED) {
       client.socket.close(1013, 'Client too slow; reconnect and query for missed changes.');
-      this.clients.delete(client);
+      this.remove(client);
       return;
     }
     client.socket.send(text);
@@ -101,5 +149,6 @@ export class DelegationEventsHub {
     await this.subscription?.close();
     for (const c of this.clients) c.socket.close(1001, 'Server shutting down.');
     this.clients.clear();
+    this.perOwner.clear();
   }
 }

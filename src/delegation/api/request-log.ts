@@ -1,11 +1,13 @@
 /**
  * One structured log line per HTTP request of the delegations API: method, route pattern,
  * status, duration, request id and the caller's identity — never the Authorization header,
- * with `access_token` values replaced and every string passed through {@link maskPII}.
+ * with secret query values and configured keys replaced (url-secrets.ts, the same decoding the
+ * WebSocket's key goes through) and every string passed through {@link maskPII}.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { logLine } from '../../core/log.js';
 import { maskPII } from '../../core/pii.js';
+import { maskSecretsInUrl } from './url-secrets.js';
 
 /** What one request-log line holds. */
 export interface RequestLogLine {
@@ -28,13 +30,13 @@ export interface RequestLogOptions {
   sink?: (line: RequestLogLine) => void;
   /** Who the request's key belongs to, if known. */
   callerOf?: (request: FastifyRequest) => string | undefined;
+  /** True for text that is a configured API key (masked wherever it appears in the URL). */
+  isKey?: (text: string) => boolean;
 }
 
-const SECRET_PARAMS = /([?&](?:access_token|api_key|key|token)=)[^&#]*/gi;
-
-/** The URL as it may appear in a log: secret query values masked, then PII masked. */
-export function maskUrl(url: string): string {
-  return maskPII(url.replace(SECRET_PARAMS, '$1****'));
+/** The URL as it may appear in a log: secret query values and keys masked, then PII masked. */
+export function maskUrl(url: string, isKey?: (text: string) => boolean): string {
+  return maskPII(maskSecretsInUrl(url, isKey));
 }
 
 /** Registers the `onResponse` hook that writes one line per request. */
@@ -47,7 +49,7 @@ export function registerRequestLog(app: FastifyInstance, options: RequestLogOpti
     const line: RequestLogLine = {
       method: request.method,
       route: request.routeOptions.url ?? 'unmatched',
-      url: maskUrl(request.url),
+      url: maskUrl(request.url, options.isKey),
       status: reply.statusCode,
       ms: Math.round(reply.elapsedTime * 10) / 10,
       request_id: String(request.id),

@@ -1,9 +1,10 @@
 /**
  * The contract's routes under `/delegations`: get, create, update, delete, query, stage status
  * and submit_result, with the contract's bodies and answers. What taskline adds sits beside
- * them: API keys with roles, the written record as `data`, paging, `stage` on submit_result.
+ * them: API keys with parties (parties.ts), the written record as `data`, paging, `stage` on
+ * submit_result, and an `ETag` on every record answer that a write may send back as `If-Match`.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { checkIncomingResult, type ResultSchemaRegistry } from '../constraints.js';
@@ -16,12 +17,15 @@ import {
   RESULT_STAGE,
 } from '../record.js';
 import { loadWithStale } from '../stores/change.js';
+import { isPlainObject } from '../validate.js';
 import { canSee, type Identity } from './auth.js';
+import { recordEtag } from './digest.js';
 import { HttpError, MESSAGES, parsePart, written } from './envelope.js';
+import { checkDelete, checkStageMove, checkSubmit, checkUpdate } from './parties.js';
 import {
   IdParams,
-  Paging,
   parseCreateBody,
+  parsePaging,
   parseQueryBody,
   parseStatusBody,
   parseSubmitBody,
@@ -43,6 +47,50 @@ function forbidden(message: string): HttpError {
   return new HttpError(403, 'forbidden', message);
 }
 
+/**
+ * The `If-Match` precondition of a write, checked on the record inside the write: `*` or one of
+ * the listed entity tags (weak tags compare by their opaque part). Absent: no precondition.
+ */
+function ifMatch(request: FastifyRequest): ((record: DelegationRecord) => void) | undefined {
+  const header = request.headers['if-match'];
+  if (header === undefined) return undefined;
+  const tags = String(header)
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .filter((t) => t !== '');
+  if (tags.length === 0) {
+    throw new HttpError(400, 'bad_request', 'If-Match is empty; send the ETag of the record.');
+  }
+  return (record) => {
+    if (tags.includes('*') || tags.includes(recordEtag(record))) return;
+    throw new HttpError(
+      412,
+      'precondition_failed',
+      `Delegation ${record.delegation_id} changed since the version you sent in If-Match; read it again (its ETag is ${recordEtag(record)}).`,
+    );
+  };
+}
+
+/** Refuses query parameters on a route that takes none (only the query route pages). */
+function noQuery(request: FastifyRequest): void {
+  const names = Object.keys((request.query as Record<string, unknown> | undefined) ?? {});
+  if (names.length > 0) {
+    throw new TasklineError(
+      'invalid_argument',
+      `This route takes no query parameters; got ${names.map((n) => JSON.stringify(n)).join(', ')}.`,
+    );
+  }
+}
+
+/** Both checks, in order. */
+function both(
+  ...checks: Array<((record: DelegationRecord) => void) | undefined>
+): (record: DelegationRecord) => void {
+  return (record) => {
+    for (const check of checks) check?.(record);
+  };
+}
+
 const REJECTION_STATUS: Record<string, number> = {
   not_target: 403,
   not_found: 404,
@@ -54,8 +102,9 @@ const REJECTION_STATUS: Record<string, number> = {
 export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps): void {
   const { store } = deps;
   /** The answer to a write, once its events are out (see DelegationsApiOptions). */
-  const answer = async <T>(message: string, data?: T) => {
+  const answer = async <T>(reply: FastifyReply, message: string, data?: T) => {
     await deps.published?.();
+    if (data !== undefined) reply.header('etag', recordEtag(data as DelegationRecord));
     return written(message, data);
   };
 
@@ -70,6 +119,14 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   };
   const load = async (request: FastifyRequest, id: string): Promise<DelegationRecord> =>
     (await loadStale(request, id)).record;
+  /** Inside a write: the record is still one the caller may see (it may have been re-targeted). */
+  const stillVisible =
+    (request: FastifyRequest, id: string) =>
+    (record: DelegationRecord): void => {
+      if (!canSee(deps.identityOf(request), record)) {
+        throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
+      }
+    };
 
   /** Checks a final state reported for `stage` the way an incoming result is checked. */
   const checkResult = (
@@ -80,8 +137,8 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
   ): unknown => {
     const check = checkIncomingResult(
       record,
-      // Both parties report on their own delegation (the record is theirs; a stranger never got
-      // here): the result is checked as the target's.
+      // Only the target (or an admin) gets here with a result (parties.ts): it is checked as
+      // the target's.
       { sender: record.target_subject_id, stage, result: result ?? null },
       {
         now: deps.clock.now(),
@@ -94,12 +151,16 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     return result === undefined ? undefined : check.result;
   };
 
-  app.get('/delegations/:id', async (request) => {
+  app.get('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
-    return { success: true, data: await load(request, id) };
+    const record = await load(request, id);
+    reply.header('etag', recordEtag(record));
+    return { success: true, data: record };
   });
 
-  app.post('/delegations', async (request) => {
+  app.post('/delegations', async (request, reply) => {
+    noQuery(request);
     const record = parseCreateBody(request.body);
     const identity = deps.identityOf(request);
     if (!identity.admin && record.sender_subject_id !== identity.agent) {
@@ -109,58 +170,53 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     }
     for (const stage of Object.keys(record.status)) {
       const state = record.status[stage]!.state;
-      if (FINAL_STATES.has(state)) {
+      if (state !== 'pending' && (!identity.admin || FINAL_STATES.has(state))) {
         throw new TasklineError(
           'invalid_argument',
-          `A new delegation cannot start finished (stage "${stage}" is ${state}); start it pending.`,
+          FINAL_STATES.has(state)
+            ? `A new delegation cannot start finished (stage "${stage}" is ${state}); start it pending.`
+            : `A new delegation starts pending (stage "${stage}" is ${state}); the target moves it on.`,
         );
       }
     }
-    return answer(MESSAGES.created, await store.create(record));
+    return answer(reply, MESSAGES.created, await store.create(record));
   });
 
-  app.put('/delegations/:id', async (request) => {
+  app.put('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
     const patch = parseUpdateBody(request.body);
-    const record = await load(request, id);
+    await load(request, id);
     const identity = deps.identityOf(request);
-    if (!identity.admin) {
-      const changes = (field: keyof DelegationRecord) =>
-        Object.hasOwn(patch, field) && patch[field] !== record[field];
-      if (changes('target_subject_id') && record.sender_subject_id !== identity.agent) {
-        throw forbidden('Only the sender (or an admin) can re-target a delegation.');
-      }
-      if (changes('sender_subject_id')) {
-        throw forbidden('Only an admin key can change who sent a delegation.');
-      }
-    }
-    return answer(MESSAGES.updated, await store.update(id, patch));
+    const updated = await store.update(id, patch, {
+      precondition: both(stillVisible(request, id), ifMatch(request), (record) =>
+        checkUpdate(identity, record, patch),
+      ),
+    });
+    return answer(reply, MESSAGES.updated, updated);
   });
 
-  app.delete('/delegations/:id', async (request) => {
+  app.delete('/delegations/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
-    const record = await load(request, id);
-    const identity = deps.identityOf(request);
-    if (!identity.admin && record.sender_subject_id !== identity.agent) {
-      throw forbidden('Only the sender (or an admin) can delete a delegation.');
+    const body = request.body;
+    if (body !== undefined && !(isPlainObject(body) && Object.keys(body).length === 0)) {
+      throw new TasklineError('invalid_argument', 'DELETE takes no body (or an empty one).');
     }
+    const record = await load(request, id);
+    checkDelete(deps.identityOf(request), record);
+    ifMatch(request)?.(record);
     if (!(await store.delete(id))) {
       throw new TasklineError('not_found', `Delegation ${id} does not exist.`);
     }
-    return answer(MESSAGES.deleted);
+    return answer(reply, MESSAGES.deleted);
   });
 
   app.post('/delegations/query', async (request) => {
     const query = parseQueryBody(request.body);
-    const paging = Paging.safeParse(request.query ?? {});
-    if (!paging.success) {
-      throw new TasklineError(
-        'invalid_argument',
-        'Paging is ?limit=<1..500>&cursor=<the "next" of the previous answer>.',
-      );
-    }
-    const limit = query.limit ?? paging.data.limit;
-    const cursor = query.cursor ?? paging.data.cursor;
+    const paging = parsePaging(request.query);
+    const limit = query.limit ?? paging.limit;
+    const cursor = query.cursor ?? paging.cursor;
     const identity = deps.identityOf(request);
     const filter: DelegationFilter = identity.admin
       ? query.filter
@@ -177,14 +233,14 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
     return { success: true, data: page.items, ...(page.next ? { next: page.next } : {}) };
   });
 
-  app.put('/delegations/:id/status/:stage', async (request) => {
+  app.put('/delegations/:id/status/:stage', async (request, reply) => {
+    noQuery(request);
     const { id, stage } = parsePart(request, 'params', StageParams);
     const body = parseStatusBody(request.body);
     const found = await loadStale(request, id);
-    if (body.state === 'expired' && !deps.identityOf(request).admin) {
-      throw forbidden('Only the expiry checker (or an admin key) expires stages.');
-    }
-    let result = body.delegation_result;
+    const identity = deps.identityOf(request);
+    checkStageMove(identity, found.record, stage, body.state);
+    let result: unknown = body.delegation_result;
     if (body.state === 'done' || body.state === 'failed') {
       result = checkResult(found, stage, body.state, result);
     }
@@ -193,21 +249,30 @@ export function registerDelegationRoutes(app: FastifyInstance, deps: RouteDeps):
       ...(body.time !== undefined ? { time: body.time } : {}),
       ...(body.deadline !== undefined ? { deadline: body.deadline } : {}),
       ...(result !== undefined ? { delegation_result: result } : {}),
+      precondition: both(stillVisible(request, id), ifMatch(request), (record) =>
+        checkStageMove(identity, record, stage, body.state),
+      ),
     });
-    return answer(MESSAGES.status, updated);
+    return answer(reply, MESSAGES.status, updated);
   });
 
-  app.put('/delegations/submit_result/:id', async (request) => {
+  app.put('/delegations/submit_result/:id', async (request, reply) => {
+    noQuery(request);
     const { id } = parsePart(request, 'params', IdParams);
     const body = parseSubmitBody(request.body);
     const found = await loadStale(request, id);
+    const identity = deps.identityOf(request);
+    checkSubmit(identity, found.record);
     const stage = body.stage ?? RESULT_STAGE;
     const result = checkResult(found, stage, body.state, body.delegation_result);
     const updated = await store.setStage(id, stage, {
       state: body.state,
       ...(body.time !== undefined ? { time: body.time } : {}),
       ...(result !== undefined ? { delegation_result: result } : {}),
+      precondition: both(stillVisible(request, id), ifMatch(request), (record) =>
+        checkSubmit(identity, record),
+      ),
     });
-    return answer(MESSAGES.status, updated);
+    return answer(reply, MESSAGES.status, updated);
   });
 }

@@ -1,5 +1,5 @@
 import type {} from '@fastify/websocket';
-import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { loadOptional } from '../../core/optional.js';
@@ -15,6 +15,7 @@ import type { DelegationStore } from '../record.js';
 import { hasOutbox } from '../stores/change.js';
 import type { ApiKeys, Identity } from './auth.js';
 import { CallBoard, type CallBoardOptions, registerCallRoutes } from './calls.js';
+import { capConnections, clientError, DEFAULT_LIMITS, type ServerLimits } from './connections.js';
 import { registerConsole } from './console.js';
 import { fail, HttpError, statusOf } from './envelope.js';
 import { DelegationEventsHub } from './events-hub.js';
@@ -24,6 +25,19 @@ import { type PrometheusMetrics, registerMetrics } from './metrics.js';
 import { isPublicRoute } from './public-route.js';
 import { type RequestLogOptions, registerRequestLog } from './request-log.js';
 import { registerDelegationRoutes } from './routes.js';
+import { tokenFromUrl } from './url-secrets.js';
+
+export { DEFAULT_LIMITS, type ServerLimits } from './connections.js';
+
+/** Answers a refusal and closes the connection after it (the client may still be sending). */
+function refuseAndClose(reply: FastifyReply, request: FastifyRequest): void {
+  reply.header('connection', 'close');
+  // A refused upgrade socket is not tracked by the HTTP server: close it ourselves, or it would
+  // stay open and hold up shutdown.
+  if (request.headers.upgrade !== undefined) {
+    reply.raw.once('finish', () => request.raw.socket?.destroy());
+  }
+}
 
 /** Options of {@link createDelegationsApi}. */
 export interface DelegationsApiOptions {
@@ -55,6 +69,8 @@ export interface DelegationsApiOptions {
   console?: boolean | { assetsDir?: string };
   /** Live calls reported by voice processes (`POST /calls/events`), pushed on the WebSocket. */
   calls?: CallBoardOptions;
+  /** Time limits and caps on connections and WebSocket clients (see {@link DEFAULT_LIMITS}). */
+  limits?: ServerLimits;
 }
 
 /** A built API: the Fastify app plus lifecycle. */
@@ -95,9 +111,23 @@ export async function createDelegationsApi(
   ]);
   const clock = options.clock ?? systemClock;
   const bodyLimit = options.bodyLimit ?? 256 * 1024;
+  const limits = { ...DEFAULT_LIMITS, ...options.limits };
   const app = Fastify({
     logger: false,
     bodyLimit,
+    requestTimeout: limits.requestTimeoutMs,
+    clientErrorHandler: clientError,
+    connectionTimeout: limits.idleTimeoutMs,
+    keepAliveTimeout: limits.keepAliveTimeoutMs,
+    http: {
+      headersTimeout: Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs),
+      // How often Node looks for requests past their time (its default, 30 s, would let a slow
+      // request live up to a minute past a 30 s limit).
+      connectionsCheckingInterval: Math.max(
+        100,
+        Math.min(1_000, Math.floor(limits.requestTimeoutMs / 4)),
+      ),
+    },
     // Ids are up to 200 characters (the record schema); longer path segments get 414.
     routerOptions: { maxParamLength: 256 },
     onProtoPoisoning: 'error',
@@ -116,7 +146,11 @@ export async function createDelegationsApi(
     },
   });
   const identities = new WeakMap<FastifyRequest, Identity>();
-  const hub = new DelegationEventsHub();
+  const hub = new DelegationEventsHub({
+    maxClients: limits.maxWebSockets,
+    maxClientsPerKey: limits.maxWebSocketsPerKey,
+  });
+  capConnections(app.server, limits);
   registerJsonBody(app, bodyLimit);
 
   app.setErrorHandler((error: unknown, request, reply) => {
@@ -154,6 +188,7 @@ export async function createDelegationsApi(
         const who = identities.get(request);
         return who === undefined ? undefined : who.admin ? `admin:${who.name}` : who.agent;
       },
+      isKey: (text) => options.keys.isKey(text),
       ...(typeof options.requestLog === 'object' ? options.requestLog : {}),
     });
   }
@@ -163,24 +198,20 @@ export async function createDelegationsApi(
 
   app.addHook('onRequest', async (request, reply) => {
     if (isPublicRoute(request)) return;
-    // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead.
-    const query = request.query as Record<string, unknown> | undefined;
+    // Browsers cannot set headers on a WebSocket: the upgrade may carry ?access_token= instead,
+    // read the one way the request log reads it (url-secrets.ts).
     const upgrade = request.headers.upgrade?.toLowerCase() === 'websocket';
-    const header =
-      request.headers.authorization ??
-      (upgrade && typeof query?.access_token === 'string' ? query.access_token : undefined);
-    const identity = options.keys.resolve(header);
-    if (upgrade && typeof identity === 'string') {
-      // A refused upgrade socket is not tracked by the HTTP server: close it ourselves, or it
-      // would stay open and hold up shutdown.
-      reply.header('connection', 'close');
-      reply.raw.once('finish', () => request.raw.socket?.destroy());
+    const token = upgrade ? tokenFromUrl(request.url) : undefined;
+    if (token === 'ambiguous') {
+      refuseAndClose(reply, request);
+      return fail(reply, 401, 'unauthorized', 'Send one access_token, not several.');
     }
-    if (identity === 'missing') {
-      return fail(reply, 401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.');
-    }
-    if (identity === 'unknown') {
-      return fail(reply, 401, 'unauthorized', 'Unknown API key.');
+    const identity = options.keys.resolve(request.headers.authorization ?? token);
+    if (identity === 'missing' || identity === 'unknown') {
+      refuseAndClose(reply, request);
+      return identity === 'missing'
+        ? fail(reply, 401, 'unauthorized', 'Send an API key: Authorization: Bearer <key>.')
+        : fail(reply, 401, 'unauthorized', 'Unknown API key.');
     }
     identities.set(request, identity);
   });
@@ -193,10 +224,32 @@ export async function createDelegationsApi(
   };
 
   await app.register(websocket, { options: { maxPayload: 64 * 1024 } });
-  app.get('/delegations/events', { websocket: true }, (socket, request) => {
-    // Clients only listen; anything they send is ignored.
-    socket.on('message', () => {});
-    hub.add(socket, identityOf(request));
+  app.route({
+    method: 'GET',
+    url: '/delegations/events',
+    // A plain GET (no upgrade) gets the envelope, saying how to connect.
+    handler: async (_request, reply) => {
+      reply.header('upgrade', 'websocket');
+      return fail(
+        reply,
+        426,
+        'upgrade_required',
+        'GET /delegations/events is a WebSocket: connect with Upgrade: websocket (browsers: ?access_token=<key>).',
+      );
+    },
+    preHandler: async (request, reply) => {
+      if (request.headers.upgrade?.toLowerCase() !== 'websocket') return;
+      const refused = hub.refusal(identityOf(request));
+      if (refused) {
+        refuseAndClose(reply, request);
+        return fail(reply, 429, 'limit_exceeded', refused);
+      }
+    },
+    wsHandler: (socket, request) => {
+      // Clients only listen; anything they send is ignored.
+      socket.on('message', () => {});
+      hub.add(socket, identityOf(request));
+    },
   });
 
   registerHealth(app, {

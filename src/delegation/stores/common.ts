@@ -10,6 +10,7 @@ import {
   type StageStatus,
   type StageUpdate,
   stageOf,
+  type UpdateOptions,
 } from '../record.js';
 import {
   checkDepth,
@@ -56,6 +57,7 @@ export function applyStage(
 ): { record: DelegationRecord; from?: DelegationState } {
   const stage = checkStageName(stageName);
   const state = checkState(update.state);
+  update.precondition?.(record);
   const current = stageOf(record, stage);
   if (update.expect !== undefined && (current?.state ?? 'pending') !== update.expect) {
     throw new TasklineError(
@@ -177,7 +179,11 @@ function setPath(
  * (stages move through `setStage`), plus `sub_task_data.<path>` keys that set one nested value.
  * Every problem is an `invalid_argument` error that names the field.
  */
-export function applyPatch(record: DelegationRecord, patch: DelegationPatch): DelegationRecord {
+export function applyPatch(
+  record: DelegationRecord,
+  patch: DelegationPatch,
+  options: UpdateOptions = {},
+): DelegationRecord {
   if (!isPlainObject(patch)) {
     throw new TasklineError(
       'invalid_argument',
@@ -191,6 +197,7 @@ export function applyPatch(record: DelegationRecord, patch: DelegationPatch): De
       'Nothing to update: send the fields to change, e.g. {"workflow_level":2,"sub_task_data":{"key":"value"}}.',
     );
   }
+  options.precondition?.(record);
   const next: DelegationRecord = { ...record };
   let data = record.sub_task_data;
   for (const key of keys) {

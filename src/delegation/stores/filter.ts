@@ -10,7 +10,7 @@
  * middle (`items.name` on a list of objects) and do not take positions (`items.0`).
  */
 import { TasklineError } from '../../core/errors.js';
-import type { DelegationFilter, DelegationRecord } from '../record.js';
+import { type DelegationFilter, type DelegationRecord, DelegationState } from '../record.js';
 import { isPlainObject } from '../validate.js';
 
 /** Top-level columns a filter may test, with the type of their values. */
@@ -89,7 +89,72 @@ function pathOf(key: string): FilterPath {
     if (/["\\]/.test(part))
       throw bad(`Filter field ${shown(key)}: names with " or \\ cannot be queried.`);
   }
+  if (head === 'status' && keys.length >= 2 && !STAGE_FIELDS.has(keys[1]!)) {
+    throw bad(
+      `Filter field ${shown(key)}: a stage has state, time, deadline and delegation_result (status.<stage>.<field>).`,
+    );
+  }
+  if (head === 'status' && keys.length > 2 && keys[1] !== 'delegation_result') {
+    throw bad(`Filter field ${shown(key)}: ${keys[1]} has no fields inside it.`);
+  }
   return { kind: 'json', column: head, keys };
+}
+
+const STAGE_FIELDS: ReadonlySet<string> = new Set([
+  'state',
+  'time',
+  'deadline',
+  'delegation_result',
+]);
+const STATE_NAMES: ReadonlySet<unknown> = new Set(DelegationState.options);
+
+/**
+ * What the values compared with a field must be, for the fields whose type the record fixes:
+ * the columns, and a stage's state and times. A value of another type could never match, so it
+ * is a mistake (`{"workflow_level":"1 OR 1=1"}`), refused rather than answered with nothing.
+ * `null` stays allowed where the field can be missing (a stage's fields: the stage may not exist).
+ */
+function fixedType(
+  path: FilterPath,
+): { type: 'string' | 'integer' | 'state'; nullable: boolean } | undefined {
+  if (path.kind === 'column') {
+    return { type: COLUMNS[path.column] === 'number' ? 'integer' : 'string', nullable: false };
+  }
+  if (path.column !== 'status' || path.keys.length !== 2) return undefined;
+  const field = path.keys[1]!;
+  if (field === 'state') return { type: 'state', nullable: true };
+  if (field === 'time' || field === 'deadline') return { type: 'integer', nullable: true };
+  return undefined;
+}
+
+function checkType(key: string, path: FilterPath, op: string, v: unknown): void {
+  const fixed = fixedType(path);
+  if (!fixed) return;
+  if (
+    v === null &&
+    fixed.nullable &&
+    (op === 'equality' || op === '$eq' || op === '$ne' || op === '$in' || op === '$nin')
+  ) {
+    return;
+  }
+  const ok =
+    fixed.type === 'string'
+      ? typeof v === 'string'
+      : fixed.type === 'integer'
+        ? typeof v === 'number' && Number.isInteger(v)
+        : typeof v === 'string' &&
+          (STATE_NAMES.has(v) ||
+            (op !== 'equality' && op !== '$eq' && op !== '$ne' && op !== '$in' && op !== '$nin'));
+  if (ok) return;
+  const want =
+    fixed.type === 'string'
+      ? 'a string'
+      : fixed.type === 'integer'
+        ? key.endsWith('level')
+          ? 'an integer'
+          : 'an integer (epoch seconds)'
+        : `a state (${DelegationState.options.join(', ')})`;
+  throw bad(`${key} ${op} compares with ${want}; got ${shown(v)}.`);
 }
 
 function scalar(key: string, op: string, v: unknown): FilterScalar {
@@ -130,7 +195,10 @@ export function parseDelegationFilter(input: DelegationFilter | unknown): Filter
   };
   const field = (key: string, v: unknown): FilterNode => {
     const path = pathOf(key);
-    if (!isPlainObject(v)) return { op: 'eq', path, value: scalar(key, 'equality', v) };
+    if (!isPlainObject(v)) {
+      checkType(key, path, 'equality', v);
+      return { op: 'eq', path, value: scalar(key, 'equality', v) };
+    }
     const ops = Object.keys(v);
     if (ops.length === 0) throw bad(`${key} compares with {}; give a value or an operator.`);
     const items: FilterNode[] = [];
@@ -144,6 +212,11 @@ export function parseDelegationFilter(input: DelegationFilter | unknown): Filter
         );
       }
       const arg = v[op];
+      if (op === '$in' || op === '$nin') {
+        if (Array.isArray(arg)) for (const x of arg) checkType(key, path, op, x);
+      } else if (op !== '$exists') {
+        checkType(key, path, op, arg);
+      }
       switch (op) {
         case '$eq':
           items.push({ op: 'eq', path, value: scalar(key, op, arg) });

@@ -19,6 +19,7 @@ import {
   epochSeconds,
   type OverdueRecord,
   type StageUpdate,
+  type UpdateOptions,
 } from '../record.js';
 import type {
   DelegationChange,
@@ -317,9 +318,13 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     });
   }
 
-  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
+  async update(
+    id: string,
+    patch: DelegationPatch,
+    options: UpdateOptions = {},
+  ): Promise<DelegationRecord> {
     return this.mutate(id, (current, now) => {
-      const record = applyPatch(current.record, patch);
+      const record = applyPatch(current.record, patch, options);
       const retarget = record.target_subject_id !== current.record.target_subject_id;
       const change: DelegationChange = {
         op: 'update',

@@ -11,6 +11,7 @@ import {
   epochSeconds,
   type OverdueRecord,
   type StageUpdate,
+  type UpdateOptions,
 } from '../record.js';
 import type {
   DelegationChange,
@@ -277,12 +278,16 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     });
   }
 
-  async update(id: string, patch: DelegationPatch): Promise<DelegationRecord> {
+  async update(
+    id: string,
+    patch: DelegationPatch,
+    options: UpdateOptions = {},
+  ): Promise<DelegationRecord> {
     const now = this.now();
     return this.write(() => {
       const current = this.load(id);
       if (!current) throw notFoundError(id);
-      const record = applyPatch(current.record, patch);
+      const record = applyPatch(current.record, patch, options);
       const version = current.version + 1;
       this.s.updateRecord.run(
         record.task_id,

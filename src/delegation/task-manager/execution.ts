@@ -9,7 +9,7 @@ import { TasklineError } from '../../core/errors.js';
 import { createFileTools } from '../../tools/files/tools.js';
 import { createTodoTools } from '../../tools/todos.js';
 import { type HeadlessRunOptions, partialOutput, runHeadless } from '../runner.js';
-import type { SubAgentSpec, VoiceSpecialistSpec } from '../subagent.js';
+import type { SubAgentSpec, SubAgentToolGuard, VoiceSpecialistSpec } from '../subagent.js';
 import { summarize } from '../summary.js';
 import { createSubAgentTaskTools } from '../task-tools.js';
 import type { DelegationHost, FinalTaskStatus, TaskResult } from '../types.js';
@@ -39,6 +39,8 @@ export interface ExecutionContext {
   host: DelegationHost;
   options: TaskManagerOptions;
   limits: ManagerLimits;
+  /** Wrap every headless sub-agent's tools before a run (an inherited approval policy). */
+  toolGuards: readonly SubAgentToolGuard[];
 }
 
 /**
@@ -168,7 +170,24 @@ function modelFor(task: TaskState, ctx: ExecutionContext): llm.LLM {
   return model;
 }
 
+/** A sub-agent's tools for one run, through the manager's tool guards. */
 function toolsFor(
+  task: TaskState,
+  spec: SubAgentSpec<unknown>,
+  conversation: Conversation,
+  ctx: ExecutionContext,
+): llm.ToolContextLike {
+  const tools = ownAndDefaultTools(task, spec, conversation, ctx);
+  if (ctx.toolGuards.length === 0) return tools;
+  const toolCtx = llm.toToolContext(tools);
+  let functions = Object.values(toolCtx.functionTools);
+  const others = toolCtx.tools.filter((t) => !functions.includes(t as llm.FunctionTool));
+  const run = { name: spec.name, taskId: task.snap.id, depth: task.snap.depth };
+  for (const guard of ctx.toolGuards) functions = guard(functions, run);
+  return [...functions, ...others];
+}
+
+function ownAndDefaultTools(
   task: TaskState,
   spec: SubAgentSpec<unknown>,
   conversation: Conversation,

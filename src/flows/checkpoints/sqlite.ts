@@ -153,7 +153,7 @@ export class SqliteCheckpointStore implements CheckpointStore {
     return {
       key: { ...key },
       version: row.version,
-      state: JSON.parse(row.state) as FlowState,
+      state: parseStored(row.state),
       updatedAt: row.updated_at,
     };
   }
@@ -171,5 +171,17 @@ export class SqliteCheckpointStore implements CheckpointStore {
 
   async close(): Promise<void> {
     if (this.owned && this.db.open) this.db.close();
+  }
+}
+
+/**
+ * The stored text as data; text that is not JSON comes back as itself, so the flow refuses
+ * it as a corrupt checkpoint (it never trusts what a store returns) instead of failing the store.
+ */
+function parseStored(text: string): FlowState {
+  try {
+    return JSON.parse(text) as FlowState;
+  } catch {
+    return text as unknown as FlowState;
   }
 }

@@ -1,4 +1,5 @@
 import { TasklineError } from '../../core/errors.js';
+import type { FlowVersion } from '../definition.js';
 import type { StepEntry } from '../graph.js';
 import type { FlowStatus, StepRecord } from '../types.js';
 
@@ -40,6 +41,10 @@ export interface FlowState {
   reason?: string;
   /** The step it stopped on, when it failed there. */
   step?: string;
+  /** The flow's version when the state was written (see FlowOptions.version). */
+  version?: FlowVersion;
+  /** When the state was written, on the call's clock (ms since epoch): resumes have a window. */
+  savedAt?: number;
 }
 
 /** A stored checkpoint: the state and the version that guards it. */
@@ -47,6 +52,10 @@ export interface Checkpoint {
   key: CheckpointKey;
   /** Incremented by every write; a write must name the version it read. */
   version: number;
+  /**
+   * The state as stored. A flow never trusts it: it is checked field by field and re-walked
+   * before a call resumes (a row edited in the database is refused, not thrown on).
+   */
   state: FlowState;
   /** Wall-clock time of the write (ms since epoch). */
   updatedAt: number;

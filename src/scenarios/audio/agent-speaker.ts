@@ -26,8 +26,15 @@ interface Playing extends AgentAudio {
 export class AgentSpeaker extends voice.AudioOutput {
   /** Every stretch of agent audio, in order. */
   readonly played: AgentAudio[] = [];
-  /** Emits "start" with the AgentAudio when agent audio begins. */
-  readonly events = new EventEmitter<{ start: [AgentAudio] }>();
+  /**
+   * Emits "start" with the AgentAudio when agent audio begins, "frame" for each frame with
+   * when it plays (performance.now() time), and "cut" with the time agent audio was cut off.
+   */
+  readonly events = new EventEmitter<{
+    start: [AgentAudio];
+    frame: [AudioFrame, number];
+    cut: [number];
+  }>();
   private current: Playing | undefined;
   /** After an interruption, frames of the cut segment still arriving are dropped until flush. */
   private discarding = false;
@@ -52,6 +59,7 @@ export class AgentSpeaker extends voice.AudioOutput {
       this.onPlaybackStarted(Date.now());
       this.events.emit('start', this.current);
     }
+    this.events.emit('frame', frame, this.current.startedAt + this.current.durationMs);
     this.current.durationMs += (frame.samplesPerChannel / frame.sampleRate) * 1000;
   }
 
@@ -87,6 +95,7 @@ export class AgentSpeaker extends voice.AudioOutput {
     segment.interrupted = interrupted;
     this.lastEnd = interrupted ? now : segment.startedAt + segment.durationMs;
     this.current = undefined;
+    if (interrupted) this.events.emit('cut', now);
     this.onPlaybackFinished({ playbackPosition: playedMs / 1000, interrupted });
   }
 }

@@ -1,21 +1,46 @@
 /**
  * The caller of an audio-mode scenario: speaks each turn into the session's audio input
- * in real time (espeak-ng speech, registered with the transcription oracle), presses keys
- * through the call context while the agent talks, talks over the agent for a barge-in, and
- * measures each turn from the end of the caller's speech to the first agent audio.
+ * in real time (flite or espeak-ng speech, registered with the transcription oracle when
+ * the oracle hears), through a phone line (level, noise, echo, G.711), presses keys through
+ * the call context while the agent talks, talks over the agent for a barge-in, records what
+ * the agent's recogniser heard beside the scripted words, and measures each turn from the
+ * end of the caller's speech to the first agent audio.
  */
 import { performance } from 'node:perf_hooks';
 import { voice } from '@livekit/agents';
+import type { AudioFrame } from '@livekit/rtc-node';
 import { attachCall, type CallContext } from '../../core/call.js';
 import { TasklineError } from '../../core/errors.js';
-import { synthesize } from '../../testing/espeak.js';
+import {
+  applyRecognizerHints,
+  type PromptableStt,
+  promptHints,
+} from '../../core/recognizer-hints.js';
+import { phraseWords } from '../../testing/hint-grammar.js';
 import { agentListening } from '../../testing/listening.js';
 import type { TranscriptLine } from '../../testing/simulated-caller.js';
-import type { CallerSpeech } from '../../testing/speech-endpoints.js';
+import type { CallerSpeech, TranscriptionEvent } from '../../testing/speech-endpoints.js';
+import { speak, type Voice } from '../../testing/voices.js';
 import type { CallDriver, TurnMeasure } from '../driver.js';
-import { durationMs, type TurnSpec } from '../schema.js';
+import { durationMs, type LineSpec, type TurnSpec } from '../schema.js';
 import { AgentSpeaker } from './agent-speaker.js';
 import { CallerLine } from './caller-line.js';
+import { LineProcessor } from './phone-line.js';
+import { StageRecorder } from './stages.js';
+
+/** Who is calling and over what line (one call). */
+export interface AudioCaller {
+  /** The caller's voice. */
+  voice: Voice;
+  /** The phone line (clean when empty). */
+  line: LineSpec;
+  /** The transcription oracle to register speech with, when the oracle hears the caller. */
+  oracle?: CallerSpeech;
+  /** Pass what the active capture expects to the recogniser (default true). */
+  hints?: boolean;
+  /** Seed of the line's noise. */
+  seed?: number;
+}
 
 /** Timing knobs of the audio caller (all bounded waits). */
 export interface AudioDriverOptions {
@@ -30,8 +55,51 @@ export interface AudioDriverOptions {
 }
 
 const POLL_MS = 20;
+/** Longest the driver waits at the end of a call for transcriptions still being made. */
+const TRANSCRIPTION_GRACE_MS = 15_000;
 const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 const CALLER = 'caller';
+
+type PauseSpec = { after: number; for: number | string };
+
+/** The words of a line between its pauses, each with the pause before it (ms). */
+function splitAtPauses(text: string, pauses: PauseSpec[]): { words: string; pauseMs: number }[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const parts: { words: string; pauseMs: number }[] = [];
+  let from = 0;
+  let pauseMs = 0;
+  for (const pause of [...pauses].sort((a, b) => a.after - b.after)) {
+    const at = Math.min(pause.after, words.length);
+    if (at <= from) continue;
+    parts.push({ words: words.slice(from, at).join(' '), pauseMs });
+    from = at;
+    pauseMs = durationMs(pause.for);
+  }
+  if (from < words.length) parts.push({ words: words.slice(from).join(' '), pauseMs });
+  return parts;
+}
+
+/** One caller utterance on the line (performance.now() times; no end while it is spoken). */
+interface Utterance {
+  line: TranscriptLine;
+  startedAt: number;
+  endedAt?: number;
+}
+
+/** Agent audio (24 kHz from the TTS) at the caller line's 16 kHz, for the echo. */
+function to16k(frame: AudioFrame): Float32Array {
+  const ratio = frame.sampleRate / 16_000;
+  const n = Math.floor(frame.samplesPerChannel / ratio);
+  const out = new Float32Array(n);
+  const data = frame.data;
+  for (let i = 0; i < n; i++) {
+    const x = i * ratio;
+    const k = Math.floor(x);
+    const t = x - k;
+    out[i] = (data[k] ?? 0) * (1 - t) + (data[k + 1] ?? data[k] ?? 0) * t;
+  }
+  return out;
+}
 
 /** Whether a turn speaks over the agent (so the turn before it must not wait for quiet). */
 function overlaps(turn: TurnSpec | undefined): boolean {
@@ -46,6 +114,16 @@ export class AudioDriver implements CallDriver {
   private readonly call: CallContext;
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
+  private readonly stages: StageRecorder;
+  /** When the caller's last spoken turn ended (undefined after keys or silence). */
+  private lastSpeechEndedAt: number | undefined;
+  private stopHints: (() => void) | undefined;
+  /** The caller's utterances with when they were on the line, for what was heard. */
+  private readonly utterances: Utterance[] = [];
+  private readonly closeHandlers: Array<() => void> = [];
+  private inFlight = 0;
+  /** Caller lines said while a secret was expected: what was heard is masked too. */
+  private readonly masked = new WeakSet<TranscriptLine>();
   private closed = false;
   /** Caller turns the agent has taken (user messages committed to the conversation). */
   private heard = 0;
@@ -58,7 +136,7 @@ export class AudioDriver implements CallDriver {
   constructor(
     private readonly session: voice.AgentSession,
     callId: string,
-    private readonly callerSpeech: CallerSpeech,
+    private readonly caller: AudioCaller,
     options: AudioDriverOptions = {},
   ) {
     this.quietMs = options.quietMs ?? 600;
@@ -66,6 +144,7 @@ export class AudioDriver implements CallDriver {
     this.guardMs = options.guardMs ?? 45_000;
     this.bargeInAfterMs = options.bargeInAfterMs ?? 500;
     this.call = attachCall(session, { callId, callerIdentity: CALLER });
+    this.stages = new StageRecorder(session);
     session.input.audio = this.line;
     session.output.audio = this.speaker;
     const visit = () => {
@@ -84,10 +163,14 @@ export class AudioDriver implements CallDriver {
       if (item.type === 'message' && item.role === 'user') this.heard += 1;
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
         // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
+        // The line is dated when the agent started saying it (upstream's createdAt), so a
+        // prompt cut off by the next turn belongs to the turn it was said in.
         const text = item.interrupted ? `${item.textContent} (interrupted)` : item.textContent;
-        this.transcript.push({ role: 'agent', text, via: 'speech', at: Date.now() });
+        this.transcript.push({ role: 'agent', text, via: 'speech', at: item.createdAt });
       }
     });
+    this.speaker.events.on('frame', (frame, playAt) => this.line.echo(to16k(frame), playAt));
+    this.speaker.events.on('cut', (at) => this.line.cutEcho(at));
     this.closedPromise = new Promise((resolve) => {
       session.once(voice.AgentSessionEventTypes.Close, () => {
         this.closed = true;
@@ -101,7 +184,16 @@ export class AudioDriver implements CallDriver {
   }
 
   async start(agent: voice.Agent, first?: TurnSpec): Promise<void> {
-    this.callerSpeech.reset();
+    this.caller.oracle?.reset();
+    this.line.useProcessor(
+      await LineProcessor.create(this.caller.line, this.caller.voice, this.caller.seed),
+    );
+    if (this.caller.hints !== false) {
+      const stt = this.session.stt as Partial<PromptableStt> | undefined;
+      if (typeof stt?.updateOptions === 'function') {
+        this.stopHints = applyRecognizerHints(this.call, promptHints(stt as PromptableStt));
+      }
+    }
     await this.session.start({ agent });
     this.line.start();
     await this.afterTurn(performance.now(), first);
@@ -118,11 +210,15 @@ export class AudioDriver implements CallDriver {
     }
     const heardBefore = this.heard;
     if ('say' in turn) {
-      endedAt = await this.say(turn.say);
+      const words =
+        turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
+      endedAt = await this.say(words, turn);
+      this.lastSpeechEndedAt = endedAt;
       await this.taken(heardBefore);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
-      endedAt = await this.say(turn.barge_in);
+      endedAt = await this.say(turn.barge_in, turn);
+      this.lastSpeechEndedAt = endedAt;
       await this.taken(heardBefore);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
@@ -131,6 +227,7 @@ export class AudioDriver implements CallDriver {
         turn.gap === undefined ? 250 : durationMs(turn.gap),
         turn.mask,
       );
+      this.lastSpeechEndedAt = undefined;
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
@@ -142,21 +239,105 @@ export class AudioDriver implements CallDriver {
         ? { latencyMs: answeredAt - endedAt }
         : {}),
       interruptions: this.interruptions() - interruptedBefore,
+      ...(overlaps(next) && !this.closed ? { unsettled: true } : {}),
+      ...(endedAt !== undefined && ('say' in turn || 'barge_in' in turn)
+        ? {
+            stages: this.stages.stagesSince(
+              endedAt,
+              answeredAt,
+              this.speaker.played.map((p) => p.startedAt),
+            ),
+          }
+        : {}),
     };
   }
 
   async close(): Promise<void> {
-    if (!this.closed) await this.bounded(this.session.close(), 'the session to close');
-    await this.line.close();
+    this.stopHints?.();
+    try {
+      // What the recogniser is still working on belongs in the transcript (bounded wait).
+      const until = performance.now() + TRANSCRIPTION_GRACE_MS;
+      while (this.inFlight > 0 && performance.now() < until) await this.wait(POLL_MS);
+      if (!this.closed) await this.bounded(this.session.close(), 'the session to close');
+      await this.line.close();
+    } finally {
+      for (const fn of this.closeHandlers.splice(0)) fn();
+    }
   }
 
-  /** Speaks `text` (registered with the oracle first); resolves when the last sample was sent. */
-  private async say(text: string): Promise<number> {
-    const pcm = await synthesize(text, { sampleRate: this.line.sampleRate });
-    this.callerSpeech.register(text, pcm);
-    this.note(this.call.expectsSecret ? '****' : text, 'speech');
-    const spoken = await this.bounded(this.line.speak(pcm), 'the caller to finish speaking');
-    return spoken.endedAt;
+  /**
+   * Speaks `text` in the caller's voice (registered with the oracle first, when it hears),
+   * with a pause mid-sentence when the turn asks; resolves when the last sample was sent.
+   */
+  private async say(
+    text: string,
+    turn: { pause?: PauseSpec | PauseSpec[]; level_db?: number },
+  ): Promise<number> {
+    const parts = splitAtPauses(text, turn.pause === undefined ? [] : [turn.pause].flat());
+    const pcms = await Promise.all(
+      parts.map((p) => speak(p.words, this.caller.voice, this.line.sampleRate)),
+    );
+    for (let i = 0; i < parts.length; i++) this.caller.oracle?.register(parts[i]!.words, pcms[i]!);
+    const line = this.note(this.call.expectsSecret ? '****' : text, 'speech');
+    if (this.call.expectsSecret) this.masked.add(line);
+    const utterance: Utterance = { line, startedAt: performance.now() };
+    this.utterances.push(utterance);
+    let spoken: Promise<{ endedAt: number }> | undefined;
+    pcms.forEach((pcm, i) => {
+      const pauseMs = parts[i]!.pauseMs;
+      if (pauseMs > 0) void this.line.pause(pauseMs);
+      spoken = this.line.speak(pcm, turn.level_db ?? 0);
+    });
+    const done = await this.bounded(spoken!, 'the caller to finish speaking');
+    utterance.endedAt = done.endedAt;
+    return done.endedAt;
+  }
+
+  /**
+   * The recogniser answered for a segment of this call's line. Segments come in the order
+   * they were spoken, and on a busy machine upstream sends one seconds after its audio ended,
+   * so its words belong to the caller's latest utterance begun before the request arrived; a
+   * segment before any utterance is something the line carried (noise, echo) heard as speech.
+   */
+  transcribed(event: TranscriptionEvent): void {
+    const text = event.recognition.text.trim();
+    if (!text) return;
+    const best = this.utterances.findLast((u) => u.startedAt < event.receivedAt);
+    if (!best) {
+      this.transcript.push({
+        role: 'caller',
+        text: '(no speech)',
+        via: 'speech',
+        at: Date.now(),
+        heard: text,
+      });
+      return;
+    }
+    const line = best.line;
+    // A masked answer (a spoken PIN) stays masked in what was heard too.
+    if (this.masked.has(line)) line.heard = '****';
+    else line.heard = line.heard ? `${line.heard} ${text}` : text;
+  }
+
+  /**
+   * Whether the agent misheard the caller's latest answer: its heard words differ from the
+   * scripted ones (compared as a recogniser writes them), as a caller listening to a read-back
+   * would notice.
+   */
+  private misheard(): boolean {
+    const last = this.utterances.at(-1)?.line;
+    if (!last || this.masked.has(last)) return false;
+    return phraseWords(last.heard ?? '').join(' ') !== phraseWords(last.text).join(' ');
+  }
+
+  /** A transcription of this call's audio started (+1) or ended (−1). */
+  transcribing(delta: number): void {
+    this.inFlight = Math.max(0, this.inFlight + delta);
+  }
+
+  /** Calls `fn` once the driver has closed. */
+  onClose(fn: () => void): void {
+    this.closeHandlers.push(fn);
   }
 
   /**
@@ -190,11 +371,25 @@ export class AudioDriver implements CallDriver {
     return performance.now();
   }
 
-  /** Waits until agent audio is playing, then until `after` into it. */
+  /**
+   * Waits until the agent's prompt is playing, then until `after` into it. After a spoken
+   * turn the prompt is the first audio once the session has ended that turn: an
+   * acknowledgement ("Okay.") said while the turn is still open is not the prompt.
+   */
   private async intoPrompt(after: number | string | undefined, what: string): Promise<void> {
     const offset = after === undefined ? this.bargeInAfterMs : durationMs(after);
-    await this.until(() => this.speaker.playing, `agent audio to play before ${what}`);
-    const started = this.speaker.played.at(-1)!.startedAt;
+    const since = this.lastSpeechEndedAt;
+    const promptStart = (): number | undefined => {
+      if (!this.speaker.playing) return undefined;
+      const current = this.speaker.played.at(-1)!.startedAt;
+      if (since === undefined) return current;
+      if (this.stages.turnOpenSince(since)) return undefined;
+      const turnEnd = this.stages.turnEndSince(since);
+      // Audio already queued when the turn ended starts a moment later: allow one frame.
+      return turnEnd === undefined || current >= turnEnd - 20 ? current : undefined;
+    };
+    await this.until(() => promptStart() !== undefined, `agent audio to play before ${what}`);
+    const started = promptStart()!;
     await this.wait(Math.max(0, started + offset - performance.now()));
   }
 
@@ -238,8 +433,16 @@ export class AudioDriver implements CallDriver {
     return this.speaker.played.filter((p) => p.interrupted).length;
   }
 
-  private note(text: string, via: TranscriptLine['via']): void {
-    this.transcript.push({ role: 'caller', text, via, at: Date.now() });
+  private note(text: string, via: TranscriptLine['via']): TranscriptLine {
+    const line: TranscriptLine = {
+      role: 'caller',
+      text,
+      via,
+      at: Date.now(),
+      ...(via === 'speech' ? { heard: '' } : {}),
+    };
+    this.transcript.push(line);
+    return line;
   }
 
   private wait(ms: number): Promise<void> {

@@ -8,9 +8,10 @@ import { spokenDigits } from './digits.js';
 import { parseCardinal } from './numerals.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
 import { normalize, plainWords } from './words.js';
+import { yesNo } from './yesNo.js';
 
 /** Levenshtein distance of two short strings. */
-function distance(a: string, b: string): number {
+export function editDistance(a: string, b: string): number {
   let prev = Array.from({ length: b.length + 1 }, (_, j) => j);
   for (let i = 1; i <= a.length; i++) {
     const row = [i];
@@ -35,7 +36,7 @@ export function spelledTarget(parts: readonly string[], spelled: string): number
   const fits = parts.flatMap((p, i) => {
     const lower = p.toLowerCase();
     if (lower.length === 0 || lower[0] !== s[0]) return [];
-    const d = distance(lower, s);
+    const d = editDistance(lower, s);
     return d <= Math.max(1, Math.floor(s.length / 3)) ? [i] : [];
   });
   return fits.length === 1 ? fits[0] : undefined;
@@ -170,4 +171,38 @@ export function afterRejection(text: string): string | undefined {
     .join(' ')
     .replace(/^[\s,.;:!-]+/u, '');
   return /[\p{L}\p{N}]/u.test(rest) ? rest : undefined;
+}
+
+/** Words after an opening yes that turn what follows into a correction ("yes, but…"). */
+const CONTRASTS = new Set(['but', 'except', 'although', 'though', 'however', 'only', 'just']);
+
+/** What follows an opening yes: the words, and whether a contrast ("but") led them. */
+export interface AfterYes {
+  rest: string;
+  /** "yes, but it's 5 5 6": the words correct the value rather than confirm it. */
+  contrast: boolean;
+}
+
+/**
+ * The words after an opening yes ("yes, but it's 5 5 6" → "it's 5 5 6", a contrast; "yes,
+ * eight" → "eight"), from the original text; undefined when the reply does not open with a
+ * yes or nothing follows it.
+ */
+export function afterYes(text: string): AfterYes | undefined {
+  const raw = text.trim().split(/\s+/u);
+  const bare = raw.map((t) => normalize(t).replace(/^[^\p{L}\p{N}']+|[^\p{L}\p{N}']+$/gu, ''));
+  let i = 0;
+  while (['um', 'uh', 'er', 'oh', 'well'].includes(bare[i] ?? '')) i++;
+  let end = -1;
+  for (let k = i + 1; k <= Math.min(raw.length, i + 4); k++) {
+    const answer = yesNo(raw.slice(i, k).join(' '));
+    if (answer.kind === 'match' && answer.value) end = k;
+  }
+  if (end < 0) return undefined;
+  const contrast = CONTRASTS.has(bare[end] ?? '');
+  const rest = raw
+    .slice(contrast ? end + 1 : end)
+    .join(' ')
+    .replace(/^[\s,.;:!-]+/u, '');
+  return /[\p{L}\p{N}]/u.test(rest) ? { rest, contrast } : undefined;
 }

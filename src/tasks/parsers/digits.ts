@@ -1,5 +1,5 @@
 import { DIGIT_WORDS, TEENS, TENS } from './numerals.js';
-import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { approximately, invalid, match, nomatch, type ParseResult } from './result.js';
 import { selfCorrected } from './speech.js';
 import { normalize, removeFillers, stripLeadIns } from './words.js';
 
@@ -55,43 +55,109 @@ function twoDigitChunk(words: readonly string[], i: number): [string, number] | 
   return undefined;
 }
 
+/** A digit string as read, and whether a word in it may have been misheard. */
+export interface SpokenDigitsReading {
+  /** The characters: digits, and "+", "*", "#" where allowed. */
+  value: string;
+  /**
+   * A word in it may stand for something else: "oh" (a zero, or a "no" as a recogniser
+   * writes it: "four, no, five" heard as "four oh five"), or a digit's homophone ("for",
+   * "to", "won", "ate"…) read as that digit. Read it back before taking it.
+   */
+  approximate: boolean;
+}
+
+/**
+ * Words a recogniser writes for a spoken digit ("four" heard as "for"). Read as that digit
+ * only among other digits, and then only as an approximate reading.
+ */
+const HOMOPHONES: ReadonlyMap<string, string> = new Map([
+  ['for', '4'],
+  ['fore', '4'],
+  ['to', '2'],
+  ['too', '2'],
+  ['won', '1'],
+  ['ate', '8'],
+  ['tree', '3'],
+  ['free', '3'],
+  ['sex', '6'],
+  ['sicks', '6'],
+  ['nein', '9'],
+]);
+
 /**
  * Converts a spoken or typed digit string to its characters: "4 1 5 5", "four one five five",
  * "oh", "double five", "triple two", mixed "4 one 5", "forty one fifty five", "one eight
- * hundred", "415-555-1234", "star" / "pound". Returns undefined when any word is not a digit.
+ * hundred", "415-555-1234", "star" / "pound". Returns undefined when any word is not a digit,
+ * or when its only digits are "oh" ("oh", "oh thanks": an interjection or a misheard "no",
+ * never a zero on its own). Homophones ("for", "to") are not digits here; see
+ * {@link readSpokenDigits}, which also says when a reading may be misheard.
  */
 export function spokenDigits(text: string, options: SpokenDigitsOptions = {}): string | undefined {
+  const read = readDigitWords(text, options, false);
+  return read?.value;
+}
+
+/**
+ * {@link spokenDigits} for speech from a recogniser: the same reading, and `approximate` when
+ * a word in it may have been misheard — an "oh" read as zero, or a digit's homophone ("one
+ * two three for" → "1234") read among other digits. An approximate reading is read back
+ * before it is taken; undefined when the words are not a digit string.
+ */
+export function readSpokenDigits(
+  text: string,
+  options: SpokenDigitsOptions = {},
+): SpokenDigitsReading | undefined {
+  return readDigitWords(text, options, true);
+}
+
+function readDigitWords(
+  text: string,
+  options: SpokenDigitsOptions,
+  homophones: boolean,
+): SpokenDigitsReading | undefined {
   const spaced = normalize(text)
     .replace(/([+*#])/g, ' $1 ')
     .replace(/[-().,/:;!?"]/g, ' ');
   const words = stripLeadIns(removeFillers(spaced.split(' ').filter((w) => w.length > 0)));
   let out = '';
   let lastWasSingle = false;
+  let ohs = 0;
+  let soundAlikes = 0;
+  let sure = 0;
   for (let i = 0; i < words.length; i++) {
     const w = words[i]!;
     let single = false;
     if (/^\d+$/.test(w)) {
       out += w;
       single = w.length === 1;
+      sure++;
     } else if (w === '+' || w === 'plus') {
       if (!options.allowPlus || out.length > 0) return undefined;
       out = '+';
     } else if (STAR.has(w)) {
       out += '*';
+      sure++;
     } else if (POUND.has(w)) {
       out += '#';
+      sure++;
     } else if (REPEATS.has(w)) {
       const d = singleDigit(words[i + 1]);
       if (d === undefined) return undefined;
+      if (words[i + 1] === 'oh' || words[i + 1] === 'o') ohs++;
+      else sure++;
       out += d.repeat(REPEATS.get(w)!);
       i++;
     } else if (DIGIT_WORDS.has(w)) {
       out += String(DIGIT_WORDS.get(w));
       single = true;
+      if (w === 'oh' || w === 'o') ohs++;
+      else sure++;
     } else if (TEENS.has(w) || TENS.has(w)) {
       const [chunk, used] = twoDigitChunk(words, i)!;
       out += chunk;
       i += used - 1;
+      sure++;
     } else if (w === 'hundred') {
       if (!lastWasSingle) return undefined;
       let next = i + 1;
@@ -111,12 +177,19 @@ export function spokenDigits(text: string, options: SpokenDigitsOptions = {}): s
       out += '000';
     } else if (SEPARATORS.has(w)) {
       // spoken punctuation between groups
+    } else if (homophones && HOMOPHONES.has(w)) {
+      out += HOMOPHONES.get(w)!;
+      single = true;
+      soundAlikes++;
     } else {
       return undefined;
     }
     lastWasSingle = single;
   }
-  return /[0-9*#]/.test(out) ? out : undefined;
+  if (!/[0-9*#]/.test(out)) return undefined;
+  // "oh", "oh thanks": no digit said for sure. Sound-alikes only count among more sure digits.
+  if (sure === 0 || soundAlikes > sure) return undefined;
+  return { value: out, approximate: ohs > 0 || soundAlikes > 0 };
 }
 
 function describeLength(options: DigitsOptions): string {
@@ -141,8 +214,9 @@ export function digits(text: string, options: DigitsOptions = {}): ParseResult<s
 }
 
 function digitsOnce(text: string, options: DigitsOptions): ParseResult<string> {
-  const value = spokenDigits(text);
-  if (value === undefined) return nomatch();
+  const read = readSpokenDigits(text);
+  if (read === undefined) return nomatch();
+  const value = read.value;
   const valid = options.validDigits ?? '0123456789';
   const bad = [...value].find((c) => !valid.includes(c));
   if (bad !== undefined) {
@@ -156,5 +230,5 @@ function digitsOnce(text: string, options: DigitsOptions): ParseResult<string> {
     const heard = `I heard ${n} digit${n === 1 ? '' : 's'}`;
     return invalid(`${heard}, but I need ${describeLength(options)}.`);
   }
-  return match(value);
+  return read.approximate ? approximately(value) : match(value);
 }

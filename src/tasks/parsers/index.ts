@@ -11,7 +11,14 @@
 export { type ChoiceOption, type ChoiceParseOptions, choice } from './choice.js';
 export { afterRejection, patchDigitEnd, patchEmail, spelledTarget } from './correct.js';
 export { type DateOptions, date } from './date.js';
-export { type DigitsOptions, digits, type SpokenDigitsOptions, spokenDigits } from './digits.js';
+export {
+  type DigitsOptions,
+  digits,
+  readSpokenDigits,
+  type SpokenDigitsOptions,
+  type SpokenDigitsReading,
+  spokenDigits,
+} from './digits.js';
 export { email } from './email.js';
 export { type FreeTextOptions, freeText } from './freeText.js';
 export { type LikertOptions, likert } from './likert.js';
@@ -22,6 +29,7 @@ export { refusal } from './refusal.js';
 export {
   alternatives,
   approximately,
+  declined,
   invalid,
   isMatch,
   match,

@@ -123,6 +123,77 @@ const ROUGH_BEFORE = new Set([
   'probably',
   'perhaps',
 ]);
+/**
+ * Words a recogniser writes for a spoken digit ("four" as "for", "two" as "to", "eight" as
+ * "ate"): next to a number they may be part of it.
+ */
+const SOUNDS_LIKE_A_DIGIT = new Set([
+  'for',
+  'fore',
+  'to',
+  'too',
+  'won',
+  'ate',
+  'tree',
+  'free',
+  'sex',
+  'nein',
+]);
+/** Where a word's homophone usually stands: the words before or after it. */
+interface Neighbours {
+  before?: ReadonlySet<string>;
+  after?: ReadonlySet<string>;
+}
+
+const wordSet = (list: string): ReadonlySet<string> => new Set(list.split(' '));
+
+/**
+ * Digit words a recogniser writes for their homophones, where the homophone is the likely
+ * reading: "for sure" heard as "four sure", "I ate" as "I eight", "we won" as "we one". Such a
+ * number is not taken.
+ */
+const LIKELY_HOMOPHONE: ReadonlyMap<string, Neighbours> = new Map([
+  ['four', { after: wordSet('sure real now example instance me you it them') }],
+  ['one', { before: wordSet('i we you they he she who') }],
+  ['eight', { before: wordSet('i we you they he she just already') }],
+]);
+
+/**
+ * Digit words where the homophone is a possible reading ("I need two" or "I need to…"): such
+ * a number is read back before it is taken.
+ */
+const POSSIBLE_HOMOPHONE: ReadonlyMap<string, Neighbours> = new Map([
+  ['two', { before: wordSet('want need have has had going like love able got try used me wish') }],
+]);
+
+function near(
+  table: ReadonlyMap<string, Neighbours>,
+  word: string,
+  previous: string | undefined,
+  next: string | undefined,
+): boolean {
+  const where = table.get(word);
+  return (
+    where !== undefined &&
+    ((previous !== undefined && where.before?.has(previous) === true) ||
+      (next !== undefined && where.after?.has(next) === true))
+  );
+}
+
+/**
+ * Whether a one-word number sits where its homophone usually does: 'likely' ("I eight",
+ * "four sure", "me two" said alone), 'possible' ("I need two"), or undefined.
+ */
+function homophoneReading(words: readonly string[], at: number): 'likely' | 'possible' | undefined {
+  const word = words[at]!;
+  const previous = words[at - 1];
+  const next = words[at + 1];
+  if (near(LIKELY_HOMOPHONE, word, previous, next)) return 'likely';
+  // "me two" alone is "me too"; "give me two" is a number.
+  if (word === 'two' && previous === 'me' && at === 1) return 'likely';
+  return near(POSSIBLE_HOMOPHONE, word, previous, next) ? 'possible' : undefined;
+}
+
 /** "one sec", "one moment": asking to wait, not a number. */
 const WAIT_UNITS = new Set(['sec', 'second', 'moment', 'minute', 'min', 'mo', 'tick']);
 /** Words that may follow the number (after an optional unit noun): "four of us please". */
@@ -191,8 +262,10 @@ export type Quantity =
 /** A value, possibly approximate, from words that hold exactly one number. */
 function spanValue(input: readonly string[]): { value: number; approximate: boolean } | undefined {
   let words = [...input];
-  // "oh, five": a leading interjection, not a zero.
-  if (words.length > 1 && words[0] === 'oh') words = words.slice(1);
+  // "oh, five": a leading interjection, not a zero. "oh" alone is not a zero either: it is an
+  // interjection, or a "no" as a recogniser writes it ("oh thanks").
+  if (words[0] === 'oh' || words[0] === 'o') words = words.slice(1);
+  if (words.length === 0) return undefined;
   if (words.length === 1) {
     const v = parseNumeric(words[0]!);
     if (v !== undefined) return { value: v, approximate: false };
@@ -222,8 +295,13 @@ function spanValue(input: readonly string[]): { value: number; approximate: bool
   const numeric = (w: string) =>
     isNumberWord(w) || parseNumeric(w) !== undefined || w === 'dozen' || w === 'half';
   if ([...before, ...after].some(numeric)) return undefined;
+  // A digit's homophone next to the number may be part of it, misheard: "twenty for" is
+  // likely "twenty four" (never 20); "for five" may be "four five" (read back the 5).
+  if (SOUNDS_LIKE_A_DIGIT.has(after[0] ?? '')) return undefined;
+  const homophone = best.end - best.start === 1 ? homophoneReading(words, best.start) : undefined;
+  if (homophone === 'likely') return undefined;
+  let approximate = homophone === 'possible' || SOUNDS_LIKE_A_DIGIT.has(before.at(-1) ?? '');
   // "a" right before the number is an article ("a six"), except where it is part of it.
-  let approximate = false;
   for (const w of before) {
     if (ROUGH_BEFORE.has(w)) approximate = true;
     else if (!BEFORE.has(w)) return undefined;

@@ -135,7 +135,8 @@ export function parseCardinal(words: readonly string[]): number | undefined {
   if (rest.length === 0) return undefined;
   if (rest.length === 1) {
     const only = rest[0]!;
-    if (only === 'zero' || only === 'oh' || only === 'nought' || only === 'naught') return 0;
+    // A lone "oh" is not a zero: an interjection, or a "no" as a recogniser writes it.
+    if (only === 'zero' || only === 'nought' || only === 'naught') return 0;
   }
   let total = 0;
   let group = 0;

@@ -1,7 +1,7 @@
 import type { CountryCode } from 'libphonenumber-js';
-import { spokenDigits } from './digits.js';
+import { readSpokenDigits } from './digits.js';
 import { phoneLib } from './phone-lib.js';
-import { invalid, match, nomatch, type ParseResult } from './result.js';
+import { approximately, invalid, match, nomatch, type ParseResult } from './result.js';
 import { selfCorrected } from './speech.js';
 
 /** Where a phone number said without a country code is assumed to be. */
@@ -24,7 +24,8 @@ const LENGTH_REASONS: Readonly<Record<string, string>> = {
  * in `defaultRegion` (US by default). A number that is not a possible phone number → invalid
  * with a reason; an utterance that is not digits at all, or a number with an extension (E.164
  * has no place for it) → nomatch. "Area code 212, …" and self-corrections ("…, sorry, …") are
- * understood.
+ * understood. A number read with a word a recogniser may have misheard ("oh", "for") is an
+ * approximate match, so the task reads it back.
  */
 export function phone(text: string, options: PhoneOptions = {}): ParseResult<string> {
   return (
@@ -36,10 +37,11 @@ function phoneOnce(text: string, options: PhoneOptions): ParseResult<string> {
   const region = options.defaultRegion ?? 'US';
   // "area code 212, 555 0147": the words name the parts; an extension has no E.164 form.
   if (/\b(?:extension|ext)\b/iu.test(text)) return nomatch();
-  const raw = spokenDigits(text.replace(/\b(?:the )?area code(?: is)?\b/giu, ' '), {
+  const read = readSpokenDigits(text.replace(/\b(?:the )?area code(?: is)?\b/giu, ' '), {
     allowPlus: true,
   });
-  if (raw === undefined || /[*#]/.test(raw)) return nomatch();
+  if (read === undefined || /[*#]/.test(read.value)) return nomatch();
+  const raw = read.value;
   const digitCount = raw.replace(/\D/g, '').length;
   if (digitCount < 3) return nomatch();
   const lengthProblem = phoneLib().validatePhoneNumberLength(raw, region);
@@ -50,5 +52,7 @@ function phoneOnce(text: string, options: PhoneOptions): ParseResult<string> {
   if (parsed === undefined || !parsed.isValid()) {
     return invalid("That isn't a valid phone number. Please say it again.");
   }
-  return match(parsed.number);
+  // A number with a word that may be misheard ("oh" for a "no", "for" for a four) is read
+  // back before it is taken.
+  return read.approximate ? approximately(parsed.number) : match(parsed.number);
 }

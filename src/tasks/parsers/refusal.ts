@@ -63,3 +63,94 @@ export function refusal(text: string): 'explicit' | 'soft' | undefined {
   if (SOFT.test(t)) return 'soft';
   return undefined;
 }
+
+/** Replies that give nothing: the caller has nothing (more) to say ("nope, that's all"). */
+const NOTHING: readonly (readonly string[])[] = [
+  ['i', 'have', 'nothing', 'to', 'add'],
+  ["i've", 'got', 'nothing'],
+  ['i', 'got', 'nothing'],
+  ['i', "don't", 'have', 'anything'],
+  ["can't", 'think', 'of', 'anything'],
+  ['i', "can't", 'think', 'of', 'anything'],
+  ['nothing', 'i', 'can', 'think', 'of'],
+  ['not', 'that', 'i', 'can', 'think', 'of'],
+  ['nothing', 'to', 'add'],
+  ['nothing', 'to', 'say'],
+  ['nothing', 'else'],
+  ['nothing', 'more'],
+  ['nothing', 'further'],
+  ['nothing', 'really'],
+  ['nothing'],
+  ['none'],
+  ['no', 'comment'],
+  ['not', 'really'],
+  ['not', 'applicable'],
+  ['n', 'a'],
+  ['skip', 'the', 'question'],
+  ['skip', 'this', 'one'],
+  ['skip', 'it'],
+  ['skip', 'this'],
+  ['skip', 'that'],
+  ['skip'],
+  ["i'll", 'pass'],
+  ['i', 'pass'],
+  ['pass'],
+  ["that's", 'all'],
+  ['that', 'is', 'all'],
+  ["that's", 'it'],
+  ['that', 'is', 'it'],
+  ["that's", 'everything'],
+  ['all', 'good'],
+  ["i'm", 'all', 'set'],
+  ['all', 'set'],
+  ["i'm", 'good'],
+  ['i', 'am', 'good'],
+  ["i'm", 'fine'],
+  ["i'm", 'okay'],
+  ['no'],
+  ['nope'],
+  ['nah'],
+];
+
+/** Words that go with a "nothing" reply without changing it ("no, thanks", "nothing really, sorry"). */
+const POLITE: readonly (readonly string[])[] = [
+  ['thank', 'you'],
+  ['thanks'],
+  ['sorry'],
+  ['okay'],
+  ['ok'],
+  ['well'],
+  ['really'],
+  ['actually'],
+  ['for', 'now'],
+  ['right', 'now'],
+  ['at', 'the', 'moment'],
+  ['i', 'think'],
+  ['i', 'guess'],
+  ['yeah'],
+  ['oh'],
+  ['so'],
+  ['just'],
+];
+
+/**
+ * True when the whole reply says the caller has nothing (more) to say — "no", "nothing",
+ * "skip", "nope, that's all", "no, I'm good" — with nothing else in it: "no, the driver was
+ * rude" is an answer. For optional questions, where such a reply declines.
+ */
+export function nothingToSay(text: string): boolean {
+  const words = clean(text).replace(/\//gu, ' ').split(' ').filter(Boolean);
+  let i = 0;
+  let said = false;
+  while (i < words.length) {
+    const at = (list: readonly (readonly string[])[]) =>
+      list.find((p) => p.every((w, j) => words[i + j] === w));
+    const nothing = at(NOTHING);
+    const polite = nothing ? undefined : at(POLITE);
+    const phrase = nothing ?? polite;
+    if (!phrase) return false;
+    said ||= nothing !== undefined;
+    i += phrase.length;
+  }
+  return said;
+}

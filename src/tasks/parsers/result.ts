@@ -10,11 +10,16 @@
  *   taken, and a typed task asks which one. They are values of the parser's type, typed
  *   `unknown` so a `nomatch` passes through any `ParseResult<U>` unchanged; a typed task checks
  *   each against its schema before offering it.
+ *
+ * A fourth kind, `declined`, says the caller refused to answer ("skip", "no thanks" to an
+ * optional question): the task ends as `declined` (a skippable flow step is skipped) and the
+ * words are never stored as the answer.
  */
 export type ParseResult<T> =
   | { kind: 'match'; value: T; approximate?: boolean }
   | { kind: 'nomatch'; candidates?: readonly unknown[] }
-  | { kind: 'invalid'; reason: string };
+  | { kind: 'invalid'; reason: string }
+  | { kind: 'declined'; reason?: string };
 
 /** Builds a `match` result, so parsers never spell the object literal by hand. */
 export function match<T>(value: T): ParseResult<T> {
@@ -39,6 +44,11 @@ export function alternatives<T>(candidates: readonly T[]): ParseResult<T> {
 /** Builds an `invalid` result: understood, but it breaks a rule the caller can be told about. */
 export function invalid<T = never>(reason: string): ParseResult<T> {
   return { kind: 'invalid', reason };
+}
+
+/** Builds a `declined` result: the caller refused to answer; `reason` says why, if known. */
+export function declined<T = never>(reason?: string): ParseResult<T> {
+  return reason === undefined ? { kind: 'declined' } : { kind: 'declined', reason };
 }
 
 /** Narrows a result to `match`, for callers that only care about success. */

@@ -55,7 +55,7 @@ const CORRECTION_MARKERS: readonly (readonly string[])[] = [
 ];
 
 /** Markers that, with nothing after them, mean the caller was cut off mid-correction. */
-const DANGLING = new Set([
+export const DANGLING_MARKERS: ReadonlySet<string> = new Set([
   'no wait',
   'wait no',
   'wait',
@@ -133,7 +133,7 @@ export function selfCorrected<T>(
         const no = parse('no');
         return no.kind === 'nomatch' ? { kind: 'nomatch' } : no;
       }
-      return DANGLING.has(split.marker) ? { kind: 'nomatch' } : undefined;
+      return DANGLING_MARKERS.has(split.marker) ? { kind: 'nomatch' } : undefined;
     }
     const result = parse(split.tail);
     return result.kind === 'nomatch' ? { kind: 'nomatch' } : result;

@@ -26,8 +26,13 @@ const HARD_STOP_GRACE_MS = 2_000;
 
 /** What a command produced. */
 export interface ExecResult extends RunOutput {
-  /** The sandbox was stopped by the host (time limit or cancellation). */
-  stopped?: 'timeout' | 'cancelled';
+  /**
+   * Why the run did not end on its own: the host stopped it (its time limit, exit code 124, or
+   * a cancellation, 130), or the sandbox itself crashed (exit code 125; the error in `error`).
+   */
+  stopped?: 'timeout' | 'cancelled' | 'crashed';
+  /** The sandbox's own error, when it crashed. */
+  error?: string;
   /** Wall time of the command, including a cold start. */
   durationMs: number;
 }
@@ -81,11 +86,14 @@ export function positiveOption(name: string, value: number | undefined, fallback
   return value;
 }
 
+/** What a command produced, before its duration is added. */
+type Outcome = Omit<ExecResult, 'durationMs'>;
+
 interface Running {
   id: number;
   started: boolean;
   onStarted: (() => void) | undefined;
-  resolve: (out: RunOutput) => void;
+  resolve: (out: Outcome) => void;
   reject: (err: Error) => void;
 }
 
@@ -101,6 +109,8 @@ export class BashSandbox {
   readonly #maxCommands: number;
   readonly #clock: Clock;
   #worker: Worker | undefined;
+  /** Workers being terminated (close waits for them). */
+  readonly #ending = new Set<Promise<unknown>>();
   #running: Running | undefined;
   #queue: Promise<unknown> = Promise.resolve();
   #nextId = 1;
@@ -154,13 +164,11 @@ export class BashSandbox {
     // Idle workers do not keep the process alive; a running command does.
     worker.ref();
     const id = this.#nextId++;
-    let stopped: ExecResult['stopped'];
-    const output = new Promise<RunOutput>((resolve, reject) => {
+    const output = new Promise<Outcome>((resolve, reject) => {
       this.#running = { id, started: false, onStarted: options.onStarted, resolve, reject };
     });
     const stop = (why: 'timeout' | 'cancelled') => {
       if (this.#running?.id !== id) return;
-      stopped = why;
       const running = this.#running;
       this.#running = undefined;
       this.#kill();
@@ -171,6 +179,7 @@ export class BashSandbox {
             ? `bash: stopped after ${this.timeoutMs} ms: the time limit for one command\n`
             : 'bash: cancelled\n',
         exitCode: why === 'timeout' ? 124 : 130,
+        stopped: why,
       });
     };
     const timer = this.#clock.setTimer(this.timeoutMs + HARD_STOP_GRACE_MS, () => stop('timeout'));
@@ -186,11 +195,12 @@ export class BashSandbox {
     });
     try {
       const out = await output;
-      return { ...out, durationMs: performance.now() - began, ...(stopped ? { stopped } : {}) };
+      return { ...out, durationMs: performance.now() - began };
     } finally {
       timer.cancel();
       options.signal?.removeEventListener('abort', onAbort);
-      worker.unref();
+      // A worker being terminated stays referenced until it is gone (see #terminate).
+      if (this.#worker === worker) worker.unref();
     }
   }
 
@@ -272,17 +282,30 @@ export class BashSandbox {
     this.#worker = undefined;
     const running = this.#running;
     this.#running = undefined;
+    const error = err?.message ?? 'the worker exited';
     running?.resolve({
       stdout: '',
-      stderr: `bash: the sandbox stopped unexpectedly${err ? ` (${err.message})` : ''}\n`,
+      stderr: `bash: the sandbox crashed (${error}); the next command starts a fresh one\n`,
       exitCode: 125,
+      stopped: 'crashed',
+      error,
     });
   }
 
   #kill(): void {
     const worker = this.#worker;
     this.#worker = undefined;
-    void worker?.terminate();
+    if (worker) this.#terminate(worker);
+  }
+
+  /** Terminates a worker; close() waits for every termination to finish. */
+  #terminate(worker: Worker): Promise<unknown> {
+    // A pending terminate must keep the event loop alive, or `await close()` never returns.
+    worker.ref();
+    const ending = worker.terminate().catch(() => undefined);
+    this.#ending.add(ending);
+    void ending.finally(() => this.#ending.delete(ending));
+    return ending;
   }
 
   /** True while a command is running. */
@@ -290,14 +313,18 @@ export class BashSandbox {
     return this.#running !== undefined;
   }
 
-  /** Stops the worker; later commands are refused. */
+  /** Stops the worker and waits until it is gone; later commands are refused. */
   async close(): Promise<void> {
     this.#closed = true;
     const running = this.#running;
     this.#running = undefined;
-    running?.resolve({ stdout: '', stderr: 'bash: the sandbox was closed\n', exitCode: 130 });
-    const worker = this.#worker;
-    this.#worker = undefined;
-    await worker?.terminate();
+    running?.resolve({
+      stdout: '',
+      stderr: 'bash: the sandbox was closed\n',
+      exitCode: 130,
+      stopped: 'cancelled',
+    });
+    this.#kill();
+    await Promise.all([...this.#ending]);
   }
 }

@@ -88,6 +88,26 @@ export interface PythonResultMessage extends RunOutput {
   id: number;
   changed: SyncedFile[];
   removed: string[];
+  /** Files the run left that are not handed back (symbolic links), with the reason. */
+  skipped: { path: string; reason: string }[];
+  /** Callbacks still scheduled when the code returned (asyncio tasks, timers): cleared. */
+  pending: number;
+  /** The interpreter failed fatally; it cannot run again. */
+  crashed?: string;
+  /** The code ended the interpreter itself (`os._exit`); it cannot run again. */
+  ended?: boolean;
+}
+
+/**
+ * Python child → host: after a result, the event loop turned over with the run's work
+ * ended. `pending` counts callbacks cleared meanwhile; `resources` names event-loop
+ * resources an idle child does not hold (the host replaces such a child).
+ */
+export interface PythonIdleMessage {
+  type: 'idle';
+  id: number;
+  pending: number;
+  resources: string[];
 }
 
 /** Python child → host: the interpreter is loaded. */
@@ -101,6 +121,7 @@ export type PythonChildMessage =
   | PythonReadyMessage
   | StartedMessage
   | PythonResultMessage
+  | PythonIdleMessage
   | FatalMessage;
 
 /** Top-level folders of the Python sandbox that belong to the interpreter, not the workspace. */

@@ -5,16 +5,22 @@
  * one are copied in, and after it the files the code created, changed or deleted are written
  * back to the backend, so Python, bash and the file tools share one workspace. A run past its
  * time limit is stopped by killing the process; the next run starts a fresh interpreter.
+ *
+ * A run ends all its work: what it left scheduled is cleared in the child, and a child that is
+ * not idle soon after the result is replaced. Memory is capped twice: the interpreter's
+ * WebAssembly memory (Python gets a MemoryError past `memoryLimitMb`) and, where the OS
+ * enforces it, the whole process's data segment (`ulimit -d`), which also bounds what
+ * JavaScript allocates for Python. A crash is its own outcome (`stopped: 'crashed'`, exit code 125, with the error), and
+ * the files the run wrote are saved when the interpreter could still hand them back.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createHash } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
 import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { requireOptional } from '../../core/optional.js';
-import { type FileBackend, FileError } from '../files/backend.js';
-import { formatBytes } from '../files/backends/limits.js';
+import type { FileBackend } from '../files/backend.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,
   DEFAULT_MAX_OUTPUT_BYTES,
@@ -22,18 +28,22 @@ import {
   positiveOption,
 } from './bash.js';
 import { functionSource } from './bash-worker.js';
-import {
-  PYTHON_RESERVED_DIRS,
-  type PythonChildMessage,
-  type PythonResultMessage,
-  type SyncedFile,
-} from './protocol.js';
+import type { PythonChildMessage, PythonIdleMessage, PythonResultMessage } from './protocol.js';
 import { pythonChildMain } from './python-child.js';
+import { type SyncedFiles as Files, WorkspaceMirror } from './python-sync.js';
 
 /** Default largest workspace copied into the interpreter (32 MiB). */
 export const DEFAULT_MAX_SYNC_BYTES = 32 * 1024 * 1024;
 /** Default time the interpreter may take to load. */
 export const DEFAULT_PYTHON_START_TIMEOUT_MS = 60_000;
+/** Default most memory Python's own objects may take (the interpreter's WebAssembly memory). */
+export const DEFAULT_PYTHON_MEMORY_LIMIT_MB = 512;
+/** What the child's JavaScript side may take on top of Python's memory (its heap is 512 MiB). */
+const JS_ALLOWANCE_MB = 1024;
+/** Time the child has, once a result is in, to show its event loop is idle. */
+const IDLE_GRACE_MS = 5_000;
+/** Exit code of a run whose interpreter crashed. */
+export const CRASH_EXIT_CODE = 125;
 
 /** Options for {@link PythonSandbox}. */
 export interface PythonSandboxOptions {
@@ -47,6 +57,12 @@ export interface PythonSandboxOptions {
   maxOutputBytes?: number;
   /** Largest workspace copied into the interpreter (default 32 MiB). */
   maxSyncBytes?: number;
+  /**
+   * Most memory Python's objects may take, in MiB (default 512): past it Python raises
+   * MemoryError. Where the OS enforces `ulimit -d` (Linux) the child process as a whole is
+   * also held to this plus 1 GiB, so memory allocated on the JavaScript side is bounded too.
+   */
+  memoryLimitMb?: number;
   /** Clock of the time limits (default: the wall clock). */
   clock?: Clock;
 }
@@ -63,14 +79,7 @@ export interface PythonRunOptions {
 }
 
 /** What a Python run produced, including what happened to the files it wrote. */
-export interface PythonRunResult extends ExecResult {
-  /** Workspace paths the run created or changed, saved to the backend. */
-  saved: string[];
-  /** Workspace paths the run deleted, deleted in the backend too. */
-  deleted: string[];
-  /** Files that could not be saved, with the reason. */
-  notSaved: { path: string; reason: string }[];
-}
+export interface PythonRunResult extends ExecResult, Files {}
 
 let pyodideEntry: string | undefined;
 
@@ -91,12 +100,15 @@ function permissionFlag(): string {
     : '--experimental-permission';
 }
 
-function digest(text: string): string {
-  return createHash('sha1').update(text, 'utf8').digest('base64');
-}
-
-function reservedPath(path: string): boolean {
-  return PYTHON_RESERVED_DIRS.some((r) => path === r || path.startsWith(`${r}/`));
+/**
+ * The command that starts `file args` with its data segment capped (`ulimit -d`, KiB) where a
+ * POSIX shell is there to set it; elsewhere it starts as it is.
+ */
+function dataLimited(file: string, args: string[], kib: number): [string, string[]] {
+  if (process.platform === 'win32' || !existsSync('/bin/sh')) return [file, args];
+  // A lower limit already in place stays (raising it can fail, and is not wanted anyway).
+  const script = 'ulimit -d "$1" 2>/dev/null; shift; exec "$@"';
+  return ['/bin/sh', ['-c', script, 'sh', String(kib), file, ...args]];
 }
 
 interface Child {
@@ -104,6 +116,8 @@ interface Child {
   ready: Promise<void>;
   /** Last lines the process wrote to stderr (Node's own messages), for a crash report. */
   log: string[];
+  /** Resolves once the process has exited. */
+  exited: Promise<void>;
 }
 
 /** Keeps the process alive while the child works (`true`), or lets it exit while idle. */
@@ -121,10 +135,21 @@ function hold(child: Child, busy: boolean): void {
   }
 }
 
+/** A promise with its resolver. */
+function deferred<T>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => {
+    resolve = r;
+  });
+  return { promise, resolve };
+}
+
+/** One run in flight: `undefined` from either promise means the child is gone. */
 interface Waiter {
   id: number;
   onStarted: (() => void) | undefined;
-  resolve: (msg: PythonResultMessage | undefined) => void;
+  result: ReturnType<typeof deferred<PythonResultMessage | undefined>>;
+  idle: ReturnType<typeof deferred<PythonIdleMessage | undefined>>;
 }
 
 /**
@@ -136,10 +161,12 @@ export class PythonSandbox {
   readonly startTimeoutMs: number;
   readonly maxOutputBytes: number;
   readonly maxSyncBytes: number;
-  readonly #backend: FileBackend;
+  readonly memoryLimitMb: number;
   readonly #clock: Clock;
-  /** Path → digest of what the interpreter holds. */
-  readonly #synced = new Map<string, string>();
+  /** What the current interpreter holds of the workspace. */
+  readonly #mirror: WorkspaceMirror;
+  /** Children started and not yet exited (a killed one exits a moment later). */
+  readonly #living = new Set<Child>();
   #child: Child | undefined;
   #waiter: Waiter | undefined;
   #queue: Promise<unknown> = Promise.resolve();
@@ -151,7 +178,6 @@ export class PythonSandbox {
   lastLoadMs: number | undefined;
 
   constructor(options: PythonSandboxOptions) {
-    this.#backend = options.backend;
     this.timeoutMs = positiveOption('timeoutMs', options.timeoutMs, DEFAULT_EXEC_TIMEOUT_MS);
     this.startTimeoutMs = positiveOption(
       'startTimeoutMs',
@@ -168,17 +194,24 @@ export class PythonSandbox {
       options.maxSyncBytes,
       DEFAULT_MAX_SYNC_BYTES,
     );
+    this.memoryLimitMb = positiveOption(
+      'memoryLimitMb',
+      options.memoryLimitMb,
+      DEFAULT_PYTHON_MEMORY_LIMIT_MB,
+    );
     this.#clock = options.clock ?? systemClock;
+    this.#mirror = new WorkspaceMirror(options.backend, this.maxSyncBytes);
   }
 
   /** Loads the interpreter now (a run loads it otherwise), so the first run is fast. */
   async warm(): Promise<void> {
+    if (this.#closed) throw new TasklineError('session_closed', 'This sandbox is closed.');
     const child = this.#ensureChild();
     hold(child, true);
     try {
       await child.ready;
     } finally {
-      hold(child, false);
+      if (this.#child === child) hold(child, false);
     }
   }
 
@@ -194,10 +227,11 @@ export class PythonSandbox {
 
   async #runNow(code: string, options: PythonRunOptions): Promise<PythonRunResult> {
     const began = performance.now();
-    const empty = { saved: [], deleted: [], notSaved: [] };
+    const empty: Files = { saved: [], deleted: [], notSaved: [] };
+    if (this.#closed) return this.#stoppedResult('cancelled', began, empty, false);
     const child = this.#ensureChild();
     hold(child, true);
-    let stopped: ExecResult['stopped'];
+    let stopped: 'timeout' | 'cancelled' | undefined;
     let timer: TimerHandle | undefined;
     const stop = (why: 'timeout' | 'cancelled') => {
       if (this.#child !== child) return;
@@ -208,6 +242,7 @@ export class PythonSandbox {
     options.signal?.addEventListener('abort', onAbort, { once: true });
     if (options.signal?.aborted) stop('cancelled');
     let loaded = false;
+    let waiter: Waiter | undefined;
     try {
       const loadTimer = this.#clock.setTimer(this.startTimeoutMs, () => stop('timeout'));
       try {
@@ -216,7 +251,7 @@ export class PythonSandbox {
         loadTimer.cancel();
       }
       loaded = true;
-      const sync = await this.#syncIn();
+      const sync = await this.#mirror.changes();
       if ('error' in sync) {
         return {
           stdout: '',
@@ -229,9 +264,13 @@ export class PythonSandbox {
       if (this.#child !== child)
         return this.#stoppedResult(stopped ?? 'cancelled', began, empty, false);
       const id = this.#nextId++;
-      const result = new Promise<PythonResultMessage | undefined>((resolve) => {
-        this.#waiter = { id, onStarted: options.onStarted, resolve };
-      });
+      waiter = {
+        id,
+        onStarted: options.onStarted,
+        result: deferred(),
+        idle: deferred(),
+      };
+      this.#waiter = waiter;
       timer = this.#clock.setTimer(this.timeoutMs, () => stop('timeout'));
       child.process.send({
         type: 'run',
@@ -243,31 +282,82 @@ export class PythonSandbox {
         remove: sync.remove,
         maxOutputBytes: this.maxOutputBytes,
       });
-      const msg = await result;
-      if (!msg) return this.#stoppedResult(stopped ?? 'cancelled', began, empty, false);
-      const files = await this.#syncOut(msg);
+      const msg = await waiter.result.promise;
+      timer.cancel();
+      if (!msg) {
+        if (stopped || this.#closed) {
+          return this.#stoppedResult(stopped ?? 'cancelled', began, empty, false);
+        }
+        return this.#crashedResult(began, this.#exitReason(child), undefined, empty);
+      }
+      // The code has returned. Its result stands whatever happens next; the child must still
+      // show that no work of the run is left before the next run may use it.
+      const over = msg.crashed !== undefined || msg.ended === true;
+      const idle = over ? undefined : this.#awaitIdle(child, waiter);
+      if (over) this.#kill();
+      const files = await this.#mirror.writeBack(msg);
+      if (msg.crashed) return this.#crashedResult(began, msg.crashed, msg, files);
+      const notes: string[] = [];
+      const settled = over ? { pending: 0, resources: [] } : await idle;
+      const pending = msg.pending + (settled?.pending ?? 0);
+      if (pending > 0) {
+        notes.push(
+          `python: ${pending === 1 ? '1 callback' : `${pending} callbacks`} (asyncio tasks, ` +
+            `timers) still scheduled when the code ended ${pending === 1 ? 'was' : 'were'} ` +
+            'stopped: work does not outlive a run, and no asyncio event loop runs here',
+        );
+      }
+      if (!settled) {
+        if (!stopped && !this.#closed)
+          notes.push(
+            'python: the code left work running after it ended; the interpreter was stopped ' +
+              '(the next run loads a fresh one)',
+          );
+      } else if (settled.resources.length > 0) {
+        this.#retire(child);
+        notes.push(
+          `python: the run left ${settled.resources.join(', ')} open; the interpreter was ` +
+            'replaced (the next run loads a fresh one)',
+        );
+      }
+      const stderr = notes.length ? `${msg.stderr}${notes.join('\n')}\n` : msg.stderr;
       return {
         stdout: msg.stdout,
-        stderr: msg.stderr,
+        stderr,
         exitCode: msg.exitCode,
         ...(msg.droppedBytes ? { droppedBytes: msg.droppedBytes } : {}),
         durationMs: performance.now() - began,
         ...files,
       };
     } catch (err) {
-      if (stopped) return this.#stoppedResult(stopped, began, empty, !loaded);
+      if (stopped || this.#closed) {
+        return this.#stoppedResult(stopped ?? 'cancelled', began, empty, !loaded);
+      }
       throw err;
     } finally {
       timer?.cancel();
       options.signal?.removeEventListener('abort', onAbort);
-      hold(child, false);
+      if (waiter && this.#waiter === waiter) this.#waiter = undefined;
+      // A child that was stopped stays referenced until it has exited (close() waits for it).
+      if (this.#child === child) hold(child, false);
+    }
+  }
+
+  /** The child's `idle` for this run, or `undefined` (and the child stopped) past the grace. */
+  async #awaitIdle(child: Child, waiter: Waiter): Promise<PythonIdleMessage | undefined> {
+    const grace = this.#clock.setTimer(IDLE_GRACE_MS, () => this.#retire(child));
+    try {
+      return await waiter.idle.promise;
+    } finally {
+      grace.cancel();
+      if (this.#waiter === waiter) this.#waiter = undefined;
     }
   }
 
   #stoppedResult(
     why: 'timeout' | 'cancelled',
     began: number,
-    empty: Pick<PythonRunResult, 'saved' | 'deleted' | 'notSaved'>,
+    empty: Files,
     loading: boolean,
   ): PythonRunResult {
     const what = loading
@@ -286,88 +376,51 @@ export class PythonSandbox {
     };
   }
 
-  /** The workspace changes the interpreter has not seen yet. */
-  async #syncIn(): Promise<{ put: SyncedFile[]; remove: string[] } | { error: string }> {
-    let files: { path: string; size?: number }[];
-    try {
-      files = (await this.#backend.glob('**/*', '/')).filter((f) => !f.isDir);
-    } catch (err) {
-      if (err instanceof FileError && err.code === 'not_found') files = [];
-      else throw err;
-    }
-    const put: SyncedFile[] = [];
-    const present = new Set<string>();
-    let total = 0;
-    for (const f of files) {
-      if (reservedPath(f.path)) continue;
-      total += f.size ?? 0;
-      if (total > this.maxSyncBytes) {
-        return {
-          error:
-            `python: the workspace holds more than ${formatBytes(this.maxSyncBytes)}, the most ` +
-            'copied into Python; delete files you no longer need (large_tool_results, old drafts)',
-        };
-      }
-      let content: string;
-      try {
-        content = await this.#backend.read(f.path);
-      } catch (err) {
-        if (err instanceof FileError) continue; // unreadable here (too large, binary): not synced
-        throw err;
-      }
-      present.add(f.path);
-      const d = digest(content);
-      if (this.#synced.get(f.path) === d) continue;
-      this.#synced.set(f.path, d);
-      put.push({ path: f.path, content });
-    }
-    const remove = [...this.#synced.keys()].filter((p) => !present.has(p));
-    for (const p of remove) this.#synced.delete(p);
-    return { put, remove };
+  /** A run whose interpreter failed: with what it printed and saved when it could tell. */
+  #crashedResult(
+    began: number,
+    error: string,
+    msg: PythonResultMessage | undefined,
+    files: Files,
+  ): PythonRunResult {
+    const kept = msg
+      ? 'files it wrote before were saved'
+      : 'the interpreter process ended, so files it wrote were not saved';
+    return {
+      stdout: msg?.stdout ?? '',
+      stderr:
+        `${msg?.stderr ?? ''}python: the interpreter crashed: ${error}; ${kept}; ` +
+        'the next run loads a fresh interpreter\n',
+      exitCode: CRASH_EXIT_CODE,
+      ...(msg?.droppedBytes ? { droppedBytes: msg.droppedBytes } : {}),
+      stopped: 'crashed',
+      error,
+      durationMs: performance.now() - began,
+      ...files,
+    };
   }
 
-  /** Writes back what the run changed. */
-  async #syncOut(
-    msg: PythonResultMessage,
-  ): Promise<Pick<PythonRunResult, 'saved' | 'deleted' | 'notSaved'>> {
-    const saved: string[] = [];
-    const deleted: string[] = [];
-    const notSaved: { path: string; reason: string }[] = [];
-    for (const f of msg.changed) {
-      if (f.binary || f.content === undefined) {
-        notSaved.push({ path: f.path, reason: 'binary: only UTF-8 text files can be saved' });
-        this.#synced.delete(f.path);
-        continue;
-      }
-      try {
-        await this.#backend.write(f.path, f.content);
-        this.#synced.set(f.path, digest(f.content));
-        saved.push(f.path);
-      } catch (err) {
-        if (!(err instanceof FileError)) throw err;
-        notSaved.push({ path: f.path, reason: `${err.code}: ${err.message}` });
-        this.#synced.delete(f.path);
-      }
-    }
-    for (const path of msg.removed) {
-      this.#synced.delete(path);
-      try {
-        await this.#backend.delete(path);
-        deleted.push(path);
-      } catch (err) {
-        if (!(err instanceof FileError)) throw err;
-        if (err.code !== 'not_found')
-          notSaved.push({ path, reason: `${err.code}: ${err.message}` });
-      }
-    }
-    return { saved, deleted, notSaved };
+  /** Why a child ended on its own: Node's last message, else its exit code or signal. */
+  #exitReason(child: Child): string {
+    // Node's fatal messages ("FATAL ERROR: ...", "# Fatal process out of memory: ..."), not
+    // the native stack frames ("3: 0x... v8::internal::...") or JavaScript frames after them.
+    const lines = child.log
+      .join('')
+      .split('\n')
+      .map((l) => l.replace(/^#\s*/, '').trim())
+      .filter((l) => l && !/^(\d+: 0x|at )/.test(l));
+    const fatal = lines.filter((l) => /fatal|error|abort|out of memory/i.test(l));
+    const { exitCode, signalCode } = child.process;
+    const how = signalCode ? `signal ${signalCode}` : `exit code ${exitCode}`;
+    const first = fatal[0];
+    return first ? `${first.slice(0, 300)} (${how})` : `the process ended (${how})`;
   }
 
   #ensureChild(): Child {
     if (this.#child) return this.#child;
     const entry = resolvePyodide();
     const log: string[] = [];
-    const proc = spawn(
+    const [file, args] = dataLimited(
       process.execPath,
       [
         permissionFlag(),
@@ -378,25 +431,31 @@ export class PythonSandbox {
         '-e',
         functionSource(pythonChildMain),
       ],
-      {
-        stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
-        env: { TASKLINE_PYODIDE: entry },
-        serialization: 'advanced',
-      },
+      (this.memoryLimitMb + JS_ALLOWANCE_MB) * 1024,
     );
+    const proc = spawn(file, args, {
+      stdio: ['ignore', 'ignore', 'pipe', 'ipc'],
+      env: {
+        TASKLINE_PYODIDE: entry,
+        TASKLINE_PYTHON_MEMORY_BYTES: String(this.memoryLimitMb * 1024 * 1024),
+      },
+      serialization: 'advanced',
+    });
     proc.stderr?.setEncoding('utf8');
     proc.stderr?.on('data', (chunk: string) => {
       log.push(chunk);
       if (log.length > 20) log.shift();
     });
     this.coldStarts++;
-    this.#synced.clear();
+    this.#mirror.forget();
     let settle: { resolve: () => void; reject: (e: Error) => void } | undefined;
     const ready = new Promise<void>((resolve, reject) => {
       settle = { resolve, reject };
     });
     ready.catch(() => undefined);
-    const child: Child = { process: proc, ready, log };
+    const exited = deferred<void>();
+    const child: Child = { process: proc, ready, log, exited: exited.promise };
+    this.#living.add(child);
     proc.on('message', (msg: PythonChildMessage) => {
       if (this.#child !== child) return;
       if (msg.type === 'ready') {
@@ -410,23 +469,24 @@ export class PythonSandbox {
       } else if (msg.type === 'started') {
         if (this.#waiter?.id === msg.id) this.#waiter.onStarted?.();
       } else if (msg.type === 'result') {
-        const waiter = this.#waiter;
-        if (waiter?.id !== msg.id) return;
-        this.#waiter = undefined;
-        waiter.resolve(msg);
+        if (this.#waiter?.id === msg.id) this.#waiter.result.resolve(msg);
+      } else if (msg.type === 'idle') {
+        if (this.#waiter?.id === msg.id) this.#waiter.idle.resolve(msg);
       }
     });
     proc.on('exit', (code, signal) => {
-      if (this.#child === child) this.#child = undefined;
+      this.#living.delete(child);
+      exited.resolve();
+      if (this.#child !== child) return;
+      this.#child = undefined;
+      this.#mirror.forget();
       settle?.reject(
         new TasklineError(
           'call_failed',
           `The Python sandbox exited while loading (${signal ?? `code ${code}`}): ${log.join('').slice(-500)}`,
         ),
       );
-      const waiter = this.#waiter;
-      this.#waiter = undefined;
-      waiter?.resolve(undefined);
+      this.#release();
     });
     proc.on('error', () => undefined);
     proc.unref();
@@ -435,19 +495,44 @@ export class PythonSandbox {
     return child;
   }
 
+  /** Ends the waits of the run in flight: its child is gone. */
+  #release(): void {
+    const waiter = this.#waiter;
+    this.#waiter = undefined;
+    waiter?.result.resolve(undefined);
+    waiter?.idle.resolve(undefined);
+  }
+
+  /** Stops a child that is no longer fit for the next run (the current one, if it is). */
+  #retire(child: Child): void {
+    if (this.#child === child) this.#kill();
+    else {
+      child.process.kill('SIGKILL');
+      hold(child, true);
+    }
+  }
+
   #kill(): void {
     const child = this.#child;
     this.#child = undefined;
-    this.#synced.clear();
-    child?.process.kill('SIGKILL');
-    const waiter = this.#waiter;
-    this.#waiter = undefined;
-    waiter?.resolve(undefined);
+    this.#mirror.forget();
+    if (child) {
+      child.process.kill('SIGKILL');
+      hold(child, true);
+    }
+    this.#release();
   }
 
-  /** Stops the interpreter; later runs are refused. */
+  /** Stops the interpreter and waits until its process has exited; later runs are refused. */
   async close(): Promise<void> {
     this.#closed = true;
     this.#kill();
+    const living = [...this.#living];
+    for (const child of living) {
+      child.process.kill('SIGKILL');
+      // Waiting on an exit must keep the event loop alive, or `await close()` never returns.
+      hold(child, true);
+    }
+    await Promise.all(living.map((c) => c.exited));
   }
 }

@@ -1,17 +1,15 @@
 // digits: spoken or typed digit strings (PINs, account numbers, menu keys).
 import { describe, expect, it } from 'vitest';
-import { digits, spokenDigits } from '../../../src/tasks/parsers/index.js';
+import { digits, readSpokenDigits, spokenDigits } from '../../../src/tasks/parsers/index.js';
 
 describe('digits', () => {
   it.each([
     ['4 1 5 5', '4155'],
     ['four one five five', '4155'],
     ['4155', '4155'],
-    ['oh', '0'],
     ['double five', '55'],
     ['triple two', '222'],
     ['4 one 5', '415'],
-    ['double oh seven', '007'],
     ['forty one fifty five', '4155'],
     ['one eight hundred five five five', '1800555'],
     ['three hundred twelve', '312'],
@@ -31,6 +29,46 @@ describe('digits', () => {
       expect(digits(text)).toEqual({ kind: 'nomatch' });
     },
   );
+
+  describe('words a recogniser may have misheard are read back, never taken as they are', () => {
+    it.each([
+      // "oh" is a zero, or a "no" as a recogniser writes it ("four, no, nine")
+      ['double oh seven', '007'],
+      ['four oh nine', '409'],
+      ['oh four oh nine', '0409'],
+      // a digit's homophone among other digits
+      ['one two three for', '1234'],
+      ['one to three four', '1234'],
+      ['won two three four', '1234'],
+      ['nine ate seven', '987'],
+    ])('%j → approximate %s', (text, value) => {
+      expect(digits(text)).toEqual({ kind: 'match', value, approximate: true });
+    });
+
+    it.each([
+      // no digit said for sure: an interjection or a misheard "no", never a zero
+      ['oh'],
+      ['o'],
+      ['oh thanks'],
+      ['oh oh'],
+      // homophones alone, or outnumbering the digits, are words
+      ['for'],
+      ['to'],
+      ['for to'],
+      ['one for to'],
+    ])('%j → nomatch', (text) => {
+      expect(digits(text)).toEqual({ kind: 'nomatch' });
+    });
+
+    it('spokenDigits (the keypad and menu reader) never reads a lone "oh" or a homophone', () => {
+      expect(spokenDigits('oh')).toBeUndefined();
+      expect(spokenDigits('oh thanks')).toBeUndefined();
+      expect(spokenDigits('one two three for')).toBeUndefined();
+      expect(spokenDigits('four oh nine')).toBe('409');
+      expect(readSpokenDigits('four oh nine')).toEqual({ value: '409', approximate: true });
+      expect(readSpokenDigits('four nine')).toEqual({ value: '49', approximate: false });
+    });
+  });
 
   it.each([
     ['1 2 3', { minLength: 4, maxLength: 4 }, 'I heard 3 digits, but I need exactly 4.'],

@@ -15,7 +15,6 @@ describe('number', () => {
     ['minus three', -3],
     ['negative 7', -7],
     ['zero', 0],
-    ['oh', 0],
     ['a dozen', 12],
     ['two dozen', 24],
     ['a hundred', 100],
@@ -59,5 +58,43 @@ describe('number', () => {
   it('accepts the bounds themselves', () => {
     expect(number('ten', { min: 1, max: 10, integer: true })).toEqual({ kind: 'match', value: 10 });
     expect(number('one', { min: 1, max: 10, integer: true })).toEqual({ kind: 'match', value: 1 });
+  });
+
+  describe('a digit heard as its homophone, or "no" heard as "oh", is never a plain value', () => {
+    it.each([
+      // "twenty four" heard as "twenty for": never 20
+      ['twenty for'],
+      ['ten for'],
+      ['six to'],
+      ['eight for sure'],
+      // the homophone is the likely reading: "me too", "I ate", "we won", "for sure"
+      ['me two'],
+      ['i eight'],
+      ['we one'],
+      ['four sure'],
+      // "no" heard as "oh": never a zero
+      ['oh'],
+      ['oh thanks'],
+      ['o'],
+    ])('%j → nomatch', (text) => {
+      expect(number(text)).toEqual({ kind: 'nomatch' });
+    });
+
+    it.each([
+      // "four five" heard as "for five"
+      ['for five', 5],
+      ['a table for four please', 4],
+      // "I want two" or "I want to…"
+      ['i want two', 2],
+      ['give me two', 2],
+    ])('%j → approximate %d (read back before it is taken)', (text, value) => {
+      expect(number(text)).toEqual({ kind: 'match', value, approximate: true });
+    });
+
+    it('keeps clear numbers exact', () => {
+      expect(number('four of us')).toEqual({ kind: 'match', value: 4 });
+      expect(number('twenty four')).toEqual({ kind: 'match', value: 24 });
+      expect(number('zero')).toEqual({ kind: 'match', value: 0 });
+    });
   });
 });

@@ -45,4 +45,80 @@ describe('yesNo', () => {
   ])('%j → nomatch (ambiguous or not a yes/no)', (text) => {
     expect(yesNo(text)).toEqual({ kind: 'nomatch' });
   });
+
+  describe('a yes must be clear', () => {
+    it.each([
+      // a yes followed by a clause that retracts it
+      'yes, cancel that',
+      'yes stop',
+      'yeah scrap it',
+      'sure, forget it',
+      'yep, never mind',
+      'okay call it off',
+      'yes, abort',
+      // ... that holds it
+      'yes, hold on',
+      'yeah hang on',
+      'yes one moment',
+      'sure, just a sec',
+      'yes let me check first',
+      'yes but not yet',
+      'yes in a minute',
+      'okay after lunch',
+      // ... that makes it conditional
+      'yes if it is free',
+      'yeah as long as there is no fee',
+      'sure provided it is refundable',
+      'yes unless it costs extra',
+      'yes only if you can do it today',
+      // ... that negates or contrasts it
+      "yes, don't",
+      'yes, not that one',
+      'yeah maybe',
+      'yes for now',
+      // a yes that names something else
+      "yes it's 5 5 6",
+      'yes the blue one',
+      // a yes after a no, or after "oh" (how a recogniser writes a spoken "no")
+      'no wait yes',
+      'no, I mean yes',
+      'no, actually yes',
+      'oh wait yes',
+      'yes oh',
+      // a question back
+      'yes?',
+    ])('%j → nomatch, neither yes nor no', (text) => {
+      expect(yesNo(text)).toEqual({ kind: 'nomatch' });
+    });
+
+    it.each([
+      ['yes please do it', true],
+      ['yeah go for it', true],
+      ['yes I do', true],
+      ["yes that's fine", true],
+      ['oh yes', true],
+      ['sure, why not', true],
+      ['sounds good to me', true],
+      ['yes, sorry, no', false],
+      ['yes... wait, no', false],
+      ['no, cancel it', false],
+      ["no, don't do it", false],
+      ['nope, not now', false],
+    ])('%j → %s', (text, value) => {
+      expect(yesNo(text)).toEqual({ kind: 'match', value });
+    });
+
+    it.each(['no, hold on', 'no unless it is free', 'no but', 'no, go ahead', 'no do it'])(
+      '%j: a no with a hold, a condition or a go-ahead is not a no either',
+      (text) => {
+        expect(yesNo(text)).toEqual({ kind: 'nomatch' });
+      },
+    );
+
+    it('"I don\'t know" written as a recogniser hears it is not a no', () => {
+      expect(yesNo("i don't no")).toEqual({ kind: 'nomatch' });
+      expect(yesNo('i no')).toEqual({ kind: 'nomatch' });
+      expect(yesNo('oh thanks')).toEqual({ kind: 'nomatch' });
+    });
+  });
 });

@@ -1,0 +1,134 @@
+/**
+ * The logger taskline starts masks what it writes: upstream's own debug line for a tool call
+ * ("Tool call execution finished", with the arguments in `lk.pii.arguments`) never carries a
+ * card number or a registered PIN in clear, nor a PIN the caller is still saying.
+ */
+import { initializeLogger, llm, log, voice } from '@livekit/agents';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod/v4';
+import { maskStartedLogger, startLogger } from '../../src/core/log.js';
+import {
+  beginSecretCapture,
+  clearSecrets,
+  maskLogLine,
+  maskPII,
+  registerSecret,
+} from '../../src/core/pii.js';
+import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
+import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+
+const CARD = '4111 1111 1111 1111';
+
+/** Captures stdout (where upstream's logger writes) while `body` runs under startLogger. */
+async function logsOf(level: string, body: () => Promise<void>): Promise<string> {
+  const lines: string[] = [];
+  const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
+    lines.push(String(chunk));
+    return true;
+  }) as never);
+  try {
+    startLogger({ level });
+    await body();
+  } finally {
+    initializeLogger({ pretty: false, level: 'silent' });
+    spy.mockRestore();
+  }
+  return lines.join('');
+}
+
+afterEach(() => clearSecrets());
+
+describe('the logger taskline starts', () => {
+  it("masks the card number in upstream's tool-call debug line (lk.pii.arguments)", async () => {
+    const paid: string[] = [];
+    const pay = llm.tool({
+      description: 'Pay with a card.',
+      parameters: z.object({ card: z.string(), amount: z.number() }),
+      execute: async ({ card, amount }) => {
+        paid.push(card);
+        return `Paid ${amount} dollars with card ${card}.`;
+      },
+    });
+    const agent = new voice.Agent({ instructions: 'You take payments.', tools: { pay } });
+    const model = new ScriptedLLM().for('*', [
+      { toolCalls: [{ name: 'pay', args: { card: CARD, amount: 20 } }] },
+      { say: 'Done.' },
+    ]);
+    const text = await logsOf('debug', async () => {
+      const caller = await SimulatedCaller.start({ agent, llm: model });
+      await caller.say(`pay 20 dollars with my card ${CARD}`);
+      await caller.close();
+    });
+    expect(paid).toEqual([CARD]);
+    // The line is there, with its arguments, masked.
+    expect(text).toContain('Tool call execution finished');
+    expect(text).toContain('"lk.pii.arguments"');
+    expect(text).toContain('**** **** **** 1111');
+    expect(text).not.toContain(CARD);
+    expect(text).not.toContain('4111111111111111');
+  });
+
+  it('masks a registered PIN in any field, written as digits or as words', async () => {
+    registerSecret('8642');
+    const text = await logsOf('debug', async () => {
+      log().child({ component: 'x' }).debug({ 'lk.pii.user_input': 'eight six four two' }, 'heard');
+      log().info({ pin: '8642', spaced: '8 6 4 2' }, 'the pin is 8642');
+    });
+    expect(text).toContain('heard');
+    expect(text).not.toMatch(/8642|8 6 4 2|eight six four two/);
+  });
+
+  it("masks the caller's words while a secret is being collected, before it is known", async () => {
+    const text = await logsOf('debug', async () => {
+      const end = beginSecretCapture();
+      log().debug({ 'lk.pii.user_input': 'nine three one seven', speech_id: 's1' }, 'user turn');
+      end();
+      log().debug({ 'lk.pii.user_input': 'my account is the blue one' }, 'user turn');
+    });
+    expect(text).not.toContain('nine three one seven');
+    expect(text).toContain('"speech_id":"s1"');
+    expect(text).toContain('my account is the blue one');
+  });
+});
+
+describe("a room worker's job process (its logger started by upstream's CLI)", () => {
+  it('masks what that logger writes once the room entry runs', async () => {
+    const lines: string[] = [];
+    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
+      lines.push(String(chunk));
+      return true;
+    }) as never);
+    try {
+      // What upstream's job process does before it calls prewarm/entry.
+      initializeLogger({ pretty: false, level: 'debug' });
+      maskStartedLogger();
+      log().debug({ 'lk.pii.arguments': { card: CARD } }, 'Tool call execution finished');
+    } finally {
+      initializeLogger({ pretty: false, level: 'silent' });
+      spy.mockRestore();
+    }
+    const text = lines.join('');
+    expect(text).toContain('Tool call execution finished');
+    expect(text).not.toContain(CARD);
+    expect(text).toContain('1111');
+  });
+});
+
+describe('maskLogLine and maskPII', () => {
+  it('mask digits a transcript spelled out, with "oh" for zero', () => {
+    registerSecret('9031');
+    expect(maskPII('nine oh three one, or 9-0-3-1')).not.toMatch(/nine|three|9-0-3-1/);
+    expect(maskPII('I have nine dogs')).toBe('I have nine dogs');
+  });
+
+  it('leave a line that is not JSON masked as text', () => {
+    const end = beginSecretCapture();
+    try {
+      expect(maskLogLine(`card ${CARD} "lk.pii. broken`)).toBe(
+        'card **** **** **** 1111 "lk.pii. broken',
+      );
+    } finally {
+      end();
+    }
+  });
+});

@@ -1,0 +1,10 @@
+/** examples/callback as a real worker (see session.ts for what differs from room.ts). */
+import { cli } from '@livekit/agents';
+import callback from '../../../examples/callback/index.js';
+import { AGENT_NAME } from '../../../examples/callback/room.js';
+import { isMainModule, roomAgent } from '../../../src/app/room.js';
+import { e2eModule, e2eServerOptions, e2eSessionOptions } from './session.js';
+
+export default roomAgent(() => e2eModule(callback), e2eSessionOptions(callback));
+
+if (isMainModule(import.meta.url)) cli.runApp(e2eServerOptions(import.meta.url, AGENT_NAME));

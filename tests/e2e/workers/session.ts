@@ -1,0 +1,103 @@
+/**
+ * What an example's e2e worker changes about its production worker (room.ts), and nothing
+ * more: the model is the example's own scripted stand-in (its demo.ts, as `taskline run`
+ * uses with no API key; preemptive generation off, as a turn-keyed script needs), and speech goes through upstream's real openai STT and TTS
+ * plugins to the suite's local speech server (espeak-ng voice; ears that survive Opus, see
+ * tests/e2e/harness/fingerprint.ts) at TASKLINE_E2E_SPEECH_URL. Silero VAD, RoomIO, the
+ * room entry, dispatch and the server are the real ones.
+ *
+ * Each call's typed result is printed as one `E2E_RESULT {json}` line when its session
+ * closes, so the suite reads what a user's code would read from `result()`.
+ */
+import { type ServerOptions, type VAD, voice } from '@livekit/agents';
+import * as openai from '@livekit/agents-plugin-openai';
+import * as silero from '@livekit/agents-plugin-silero';
+import { type CallModule, loadCallDemo } from '../../../src/app/module.js';
+import type { RoomAgentOptions } from '../../../src/app/room.js';
+import { roomServerOptions } from '../../../src/app/room.js';
+import { localTts } from '../../../src/scenarios/audio/local-tts.js';
+import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
+
+/** The prefix of the line a worker prints with a call's typed result. */
+export const RESULT_PREFIX = 'E2E_RESULT ';
+
+function speechUrl(): string {
+  const url = process.env.TASKLINE_E2E_SPEECH_URL;
+  if (!url) throw new Error('TASKLINE_E2E_SPEECH_URL is not set: start workers with the harness');
+  return url;
+}
+
+let vad: Promise<VAD> | undefined;
+
+/**
+ * `module` with its demo's scripted model and call builder, and each call's result
+ * printed when the call ends.
+ */
+export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>> {
+  const demo = await loadCallDemo(module);
+  const createCall = demo.createCall ?? module.createCall;
+  return {
+    ...module,
+    createCall(setup) {
+      const call = createCall(setup);
+      setup?.session.once(voice.AgentSessionEventTypes.Close, (ev) => {
+        const line = {
+          room: setup.room?.name,
+          callerNumber: setup.callerNumber,
+          reason: ev.reason,
+          result: call.result(),
+        };
+        process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(line)}\n`);
+      });
+      return call;
+    },
+  };
+}
+
+/** Room-entry options building each call's session as described in this file's header. */
+export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
+  return {
+    createSession: async () => {
+      vad ??= silero.VAD.load();
+      const demo = await loadCallDemo(module);
+      const model = demo.createScriptedModel?.();
+      if (!model) throw new Error(`${module.name} has no scripted model in its demo`);
+      const session = new voice.AgentSession({
+        vad: await vad,
+        stt: new openai.STT({
+          model: 'whisper-1',
+          useRealtime: false,
+          baseURL: speechUrl(),
+          apiKey: 'local',
+        }),
+        llm: model,
+        tts: localTts(openai, speechUrl()),
+        // A scripted model answers by turn: a speculative request before the turn is
+        // confirmed would take the next turn's step (a real model just answers twice).
+        turnHandling: { preemptiveGeneration: { enabled: false } },
+      });
+      if (model instanceof ScriptedLLM) model.bind(session);
+      return session;
+    },
+  };
+}
+
+/** Calls one worker takes before it reports itself full. */
+const JOBS_PER_WORKER = 8;
+
+/**
+ * The example's worker options (`roomServerOptions`, its agent name) with what a shared,
+ * loaded test machine needs: load measured as this worker's share of {@link JOBS_PER_WORKER}
+ * calls, not upstream's default (the whole machine's CPU, which on a busy machine reads
+ * near 1.0 and makes the server turn every dispatch away — "no servers available"), one
+ * process kept warm, and its health port from the harness.
+ */
+export function e2eServerOptions(fileUrl: string, agentName: string): ServerOptions {
+  const options = roomServerOptions(fileUrl, { agentName });
+  options.loadFunc = async (server) => Math.min(1, server.activeJobs.length / JOBS_PER_WORKER);
+  options.loadThreshold = 1;
+  options.numIdleProcesses = 1;
+  options.host = '127.0.0.1';
+  options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
+  return options;
+}
