@@ -3,10 +3,12 @@
 // may choose `idle` (after every step) or `interrupt` (at once, the question asked again).
 import { llm, voice } from '@livekit/agents';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { DeliverAt } from '../../src/delegation/floor.js';
+import { callOf } from '../../src/core/call.js';
+import { type DeliverAt, Floor } from '../../src/delegation/floor.js';
 import { TaskManager } from '../../src/delegation/manager.js';
 import { flow } from '../../src/flows/builder.js';
 import { phone, yesNo } from '../../src/tasks/prebuilt.js';
+import { TaskAwareTurnDetector } from '../../src/tasks/turn-detector.js';
 import { ScriptedLLM, type ScriptedRequest, SimulatedCaller } from '../../src/testing/index.js';
 import { Desk, deliveries, Lookups, recordEvents, researcher, researchModel } from './helpers.js';
 
@@ -207,6 +209,42 @@ describe('results wait for a safe moment', () => {
       'Would you order again?',
     ]);
     expect(manager.get('t1')?.delivery).toBe('spoken');
+  });
+
+  it('interrupt: nothing is said between the turn acknowledgement ("Okay.") and the answer to the turn', async () => {
+    const call = deskCall();
+    caller = await SimulatedCaller.start({ agent: call.desk, llm: call.model });
+    await caller.say('Please call me back.');
+    await caller.say('four one five five five five zero one nine nine');
+    expect(caller.agentLines.at(-1)).toBe(READ_BACK);
+    // The caller's "yes" is judged complete: the agent says "Okay." while the turn is open.
+    const detector = new TaskAwareTurnDetector().bind(caller.session);
+    const spoken: string[][] = [];
+    const floor = new Floor<string>(caller.session, callOf(caller.session), 'interrupt', {
+      speak: (held) => {
+        spoken.push([...held, `after ${caller?.agentLines.length} lines`]);
+        return [];
+      },
+    });
+    const turn = llm.ChatContext.empty();
+    turn.addMessage({ role: 'assistant', content: READ_BACK });
+    turn.addMessage({ role: 'user', content: 'yes' });
+    const judged = detector.predictEndOfTurn(turn);
+    floor.hold(['An update on your complaint.']);
+    // Resolves once the acknowledgement has played (and the turn stayed open a moment): the
+    // line looks idle, but the turn is still the caller's.
+    expect(await judged).toBe(1);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(caller.session.agentState).toBe('listening');
+    expect(spoken).toEqual([]);
+    await caller.say('yes');
+    expect(call.saved()).toMatchObject({ status: 'ok', value: '+14155550199', confirmed: true });
+    expect(spoken).toHaveLength(1);
+    expect(caller.agentLines.slice(caller.agentLines.indexOf(READ_BACK))).toEqual([
+      READ_BACK,
+      'Done: saved +14155550199.',
+    ]);
+    floor.close();
   });
 
   it('deliverAt is checked', () => {
