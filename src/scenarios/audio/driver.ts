@@ -127,6 +127,8 @@ export class AudioDriver implements CallDriver {
   private closed = false;
   /** Caller turns the agent has taken (user messages committed to the conversation). */
   private heard = 0;
+  /** When the agent last took the caller's words (performance.now()). */
+  private takenAt = 0;
   private readonly closedPromise: Promise<void>;
   private readonly quietMs: number;
   private readonly answerWithinMs: number;
@@ -160,7 +162,10 @@ export class AudioDriver implements CallDriver {
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       visit();
       const item = ev.item;
-      if (item.type === 'message' && item.role === 'user') this.heard += 1;
+      if (item.type === 'message' && item.role === 'user') {
+        this.heard += 1;
+        this.takenAt = performance.now();
+      }
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
         // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
         // The line is dated when the agent started saying it (upstream's createdAt), so a
@@ -233,7 +238,10 @@ export class AudioDriver implements CallDriver {
       this.note(`(silence ${ms} ms)`, 'silence');
       await this.wait(ms);
     }
-    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next);
+    // The answer to spoken words comes after the agent took them: an acknowledgement said
+    // while the caller's turn was open ("Okay.") is not the answer to wait for.
+    const answerAfter = this.heard > heardBefore ? this.takenAt : undefined;
+    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next, answerAfter);
     return {
       ...(endedAt !== undefined && answeredAt !== undefined
         ? { latencyMs: answeredAt - endedAt }
@@ -395,14 +403,21 @@ export class AudioDriver implements CallDriver {
 
   /**
    * After the caller's input ended at `since`: waits for the agent to start answering (at
-   * most `answerWithinMs`), then, unless the next turn talks over it, for it to go quiet.
-   * Returns when the first agent audio after `since` started, if any.
+   * most `answerWithinMs`; audio from `answerAfter` on, when the agent took spoken words
+   * then), then, unless the next turn talks over it, for it to go quiet. Returns when the
+   * first agent audio after `since` started, if any (an acknowledgement counts: the caller
+   * hears it).
    */
-  private async afterTurn(since: number, next: TurnSpec | undefined): Promise<number | undefined> {
-    const firstAudioAfter = () => this.speaker.played.find((p) => p.startedAt >= since)?.startedAt;
+  private async afterTurn(
+    since: number,
+    next: TurnSpec | undefined,
+    answerAfter = since,
+  ): Promise<number | undefined> {
+    const audioFrom = (t: number) => this.speaker.played.find((p) => p.startedAt >= t)?.startedAt;
+    const firstAudioAfter = () => audioFrom(since);
     const deadline = performance.now() + this.answerWithinMs;
     await this.until(
-      () => this.closed || firstAudioAfter() !== undefined || performance.now() >= deadline,
+      () => this.closed || audioFrom(answerAfter) !== undefined || performance.now() >= deadline,
       'the agent to answer',
     );
     if (!overlaps(next)) await this.quiet();
