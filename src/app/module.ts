@@ -2,6 +2,7 @@ import type { llm, voice } from '@livekit/agents';
 import type { Room } from '@livekit/rtc-node';
 import type { CheckpointStore } from '../flows/checkpoints/types.js';
 import type { Transferer, TransferMode } from '../telephony/transfer.js';
+import type { Redispatch } from './guardian/protocol.js';
 
 /**
  * One caller turn, written as in a scenario file's `turns` — the one format for callers:
@@ -87,6 +88,20 @@ export interface CallSetup {
    * test` passes one that records every write, for `checkpoint:` expectations).
    */
   checkpoints?: CheckpointStore;
+  /**
+   * The call's id, the same for every job dispatched into its room (the room's sid); also
+   * the call context's `callId`, so a flow checkpointing under it is found again by a job
+   * the guardian re-dispatched after this one's worker died. Set by the room entry.
+   */
+  callKey?: string;
+  /**
+   * Set when this job was dispatched by the guardian because the call's previous agent was
+   * lost (its worker died): continue the call from its checkpoint, apologise in one line,
+   * and ask nothing already answered. Only modules with `canResume` are started so.
+   */
+  resumed?: Redispatch;
+  /** The metadata of the call's first dispatch (a re-dispatch carries it unchanged). */
+  dispatchMetadata?: string;
 }
 
 /**
@@ -124,6 +139,13 @@ export interface CallModule<R = unknown> {
   demoScript?: readonly (CallerTurn | CallerAction)[];
   /** Loads the demo parts from a sibling file when a runner needs them. */
   demo?: () => Promise<CallDemo<R>>;
+  /**
+   * Whether a job the guardian re-dispatched (`setup.resumed`) can continue this call, e.g.
+   * its flow has an unfinished checkpoint under `setup.callKey`. Without it, or when it
+   * answers false, the room entry apologises and ends the call rather than start the module
+   * afresh, which would ask again what the caller already answered.
+   */
+  canResume?(setup: CallSetup): boolean | Promise<boolean>;
 }
 
 /** Declares a {@link CallModule} with its result type inferred. */

@@ -22,6 +22,13 @@ import {
 import { callerNumber } from '../telephony/caller-id.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
+import {
+  callIdentityOf,
+  DEFAULT_UNRESUMABLE_LINE,
+  openJobLifeline,
+  UnresumableCall,
+} from './continuity.js';
+import { CallLimiter } from './limits.js';
 import type { CallModule, CallSetup } from './module.js';
 import { RoomTransferer, type RoomTransferOptions, transferDefaults } from './room-transferer.js';
 
@@ -58,8 +65,25 @@ export interface RoomAgentOptions {
   outputOptions?: Partial<voice.RoomOutputOptions>;
   /** Runs after the session started in the room. */
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
+  /**
+   * Runs in each job process before it takes a job (upstream's prewarm), after the default
+   * VAD load: load models, open stores and connections here, so a call — and a call resumed
+   * after a crash — starts without waiting for them.
+   */
+  prewarm?: (proc: JobProcess) => void | Promise<void>;
   /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
+  /**
+   * The guardian each call's job keeps a lifeline to, so a call whose worker dies is
+   * dispatched again at once (see `taskline guardian`). Default: `TASKLINE_GUARDIAN_URL`
+   * when set; false: none.
+   */
+  guardian?: { url: string } | false;
+  /**
+   * What a job the guardian re-dispatched says before it ends a call its module cannot
+   * continue (no `canResume`, or it said no). Default {@link DEFAULT_UNRESUMABLE_LINE}.
+   */
+  unresumableLine?: string;
   /**
    * End of turn for the default session: task-aware (default; options such as the app's
    * own turn-detector model as `fallback`, or the acknowledgement line), or `false` for
@@ -141,24 +165,41 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
     prewarm: async (proc: JobProcess) => {
       // Upstream's CLI started this process's logger: mask what it writes (PINs, card numbers).
       maskStartedLogger();
-      if (options.createSession) return;
-      try {
-        const silero = await loadOptional(
-          () => import('@livekit/agents-plugin-silero'),
-          '@livekit/agents-plugin-silero',
-          'voice activity detection in a room (roomAgent)',
-        );
-        proc.userData.vad = await silero.VAD.load(options.turns === false ? {} : TURN_VAD_OPTIONS);
-      } catch (error) {
-        // Upstream logs a failed prewarm at debug level only (and starts another process).
-        if (error instanceof TasklineError) sayError(error);
-        throw error;
+      if (!options.createSession) {
+        try {
+          const silero = await loadOptional(
+            () => import('@livekit/agents-plugin-silero'),
+            '@livekit/agents-plugin-silero',
+            'voice activity detection in a room (roomAgent)',
+          );
+          proc.userData.vad = await silero.VAD.load(
+            options.turns === false ? {} : TURN_VAD_OPTIONS,
+          );
+        } catch (error) {
+          // Upstream logs a failed prewarm at debug level only (and starts another process).
+          if (error instanceof TasklineError) sayError(error);
+          throw error;
+        }
       }
+      await options.prewarm?.(proc);
     },
     entry: async (ctx: JobContext) => {
       maskStartedLogger();
       const mod = typeof module === 'function' ? await module(ctx) : module;
       await ctx.connect();
+      const identity = callIdentityOf(ctx);
+      // From here until the job leaves the call on purpose, the guardian hears of its death.
+      const lifeline =
+        options.guardian === false ? undefined : openJobLifeline(ctx, options.guardian?.url);
+      const leave = (reason: string) => lifeline?.done(reason) ?? Promise.resolve();
+      ctx.addShutdownCallback(() => leave('the job ended'));
+      if (identity.resumed) {
+        logRoom(undefined, 'info', 'job re-dispatched by the guardian: continuing the call', {
+          attempt: identity.resumed.attempt,
+          reason: identity.resumed.reason,
+          previousJob: identity.resumed.previousJob,
+        });
+      }
       let caller: RemoteParticipant;
       try {
         caller = await waitForCaller(ctx.room, {
@@ -167,6 +208,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         });
       } catch (error) {
         logRoom(undefined, 'warn', 'no caller: the job ends', { reason: messageOf(error) });
+        await leave('no caller');
         ctx.shutdown('no caller');
         return;
       }
@@ -178,14 +220,14 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
           ? await options.createSession(ctx, caller)
           : await defaultSession(ctx, options, caller);
         call = attachCall(session, {
-          callId: ctx.job.id || undefined,
+          callId: identity.callKey,
           callerIdentity: caller.identity,
           clock: options.clock,
         });
         // Bound before start, so a hang-up reaches the running task before the session closes.
         bindRoom(session, ctx.room, { callerIdentity: caller.identity });
         const transferer = new RoomTransferer(ctx, caller, options.transfer);
-        const instance = mod.createCall({
+        const setup: CallSetup = {
           session,
           room: ctx.room,
           callerIdentity: caller.identity,
@@ -193,15 +235,22 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
           transferer: sessionTransferer(session, transferer),
           transferTo: defaults.to,
           transferMode: defaults.mode,
-        });
+          callKey: identity.callKey,
+          dispatchMetadata: identity.dispatchMetadata,
+          ...(identity.resumed ? { resumed: identity.resumed } : {}),
+        };
+        const agent = (await canContinue(mod, setup, call))
+          ? mod.createCall(setup).agent
+          : new UnresumableCall(options.unresumableLine ?? DEFAULT_UNRESUMABLE_LINE);
         const ended = call;
         session.on(voice.AgentSessionEventTypes.Close, () => {
-          afterCall(ctx, session, ended, endRoom, options.clock ?? systemClock).catch((error) =>
-            logRoom(ended, 'warn', 'ending the call failed', { reason: messageOf(error) }),
+          afterCall(ctx, session, ended, endRoom, options.clock ?? systemClock, leave).catch(
+            (error) =>
+              logRoom(ended, 'warn', 'ending the call failed', { reason: messageOf(error) }),
           );
         });
         await session.start({
-          agent: instance.agent,
+          agent,
           room: ctx.room,
           inputOptions: { ...options.inputOptions, participantIdentity: caller.identity },
           outputOptions: options.outputOptions,
@@ -211,6 +260,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         logRoom(call, 'error', 'the session failed to start: ending the call', {
           reason: messageOf(error),
         });
+        await leave('the session failed to start');
         if (endRoom) await ctx.deleteRoom();
         ctx.shutdown('session failed to start');
         throw error;
@@ -234,8 +284,11 @@ async function afterCall(
   call: CallContext,
   endRoom: boolean,
   clock: Clock,
+  leave: (reason: string) => Promise<void>,
 ): Promise<void> {
   const transfer = await lastTransfer(session);
+  // Before the bot leaves: the guardian must not dispatch it back into a call it ended.
+  await leave(transfer?.ok ? `call transferred (${transfer.mode})` : 'call ended');
   if (transfer?.ok && transfer.mode === 'warm') {
     logRoom(call, 'info', 'call transferred (warm): the caller stays with the human', {
       to: transfer.to,
@@ -253,6 +306,34 @@ async function afterCall(
     await ctx.deleteRoom();
   }
   ctx.shutdown('call ended');
+}
+
+/**
+ * Whether this job starts the module: always for a first dispatch; for a re-dispatch only
+ * when the module says it can continue the call (a module that cannot would start afresh
+ * and ask again what was answered).
+ */
+async function canContinue(mod: CallModule, setup: CallSetup, call: CallContext): Promise<boolean> {
+  if (!setup.resumed) return true;
+  let can = false;
+  let why = 'the module cannot resume calls (no canResume)';
+  if (mod.canResume) {
+    try {
+      can = await mod.canResume(setup);
+      why = can ? 'resuming' : 'the module has nothing to resume';
+    } catch (error) {
+      why = `canResume failed: ${messageOf(error)}`;
+    }
+  }
+  logRoom(
+    call,
+    can ? 'info' : 'warn',
+    can ? 'resuming the call' : 'cannot resume: ending the call',
+    {
+      reason: why,
+    },
+  );
+  return can;
 }
 
 /**
@@ -334,14 +415,21 @@ export interface RoomServerOptions {
    * rooms it was not asked to — such as the consultation room of a warm transfer.
    */
   agentName: string;
+  /**
+   * Most calls this worker process serves at once: a hard limit. The worker reports its
+   * load as calls over this limit (full at the limit) and refuses job requests past it,
+   * which the server then offers to another worker. Default: upstream's CPU-based load.
+   */
+  maxCalls?: number;
 }
 
 /**
  * Upstream `ServerOptions` for a worker file whose default export is a {@link roomAgent}:
- * `cli.runApp(roomServerOptions(import.meta.url, { agentName: 'bank-line' }))`. Checks first,
- * before the worker registers, that the plugins a `roomAgent` without `createSession` needs
- * are installed: if not, it says so at error level and throws `missing_dependency` (the
- * process exits non-zero) instead of a worker whose job processes fail one after another.
+ * `cli.runApp(roomServerOptions(import.meta.url, { agentName: 'bank-line', maxCalls: 20 }))`.
+ * Checks first, before the worker registers, that the plugins a `roomAgent` without
+ * `createSession` needs are installed: if not, it says so at error level and throws
+ * `missing_dependency` (the process exits non-zero) instead of a worker whose job processes
+ * fail one after another.
  */
 export function roomServerOptions(fileUrl: string, options: RoomServerOptions): ServerOptions {
   const missing = missingRoomPlugins();
@@ -357,7 +445,13 @@ export function roomServerOptions(fileUrl: string, options: RoomServerOptions): 
       `agentName ${JSON.stringify(options.agentName)} is not usable for dispatch: use 1-64 letters, digits, ".", "_" or "-".`,
     );
   }
-  return new ServerOptions({ agent: fileURLToPath(fileUrl), agentName: options.agentName });
+  const limit =
+    options.maxCalls === undefined ? undefined : new CallLimiter(options.maxCalls).options();
+  return new ServerOptions({
+    agent: fileURLToPath(fileUrl),
+    agentName: options.agentName,
+    ...limit,
+  });
 }
 
 /** True when the file at `fileUrl` is the script node was started with. */

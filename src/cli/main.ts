@@ -13,6 +13,7 @@ commands:
   test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
   flow check|draw FILE  check a flow document (file:line for every problem) or draw it
   delegations serve     start the delegations HTTP/WebSocket API
+  guardian              re-dispatch a call's agent when its worker dies (self-hosted LiveKit)
 
 options:
   -h, --help            show help (also: taskline <command> --help)
@@ -69,6 +70,10 @@ export async function main(argv: string[]): Promise<number> {
     const { delegationsMain } = await import('./delegations.js');
     return delegationsMain(rest);
   }
+  if (command === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(rest);
+  }
   if (command === 'run') return runCommand(rest);
   if (command === 'flow') {
     const { flowMain } = await import('./flow.js');
@@ -91,6 +96,10 @@ async function help(topic: string | undefined): Promise<number> {
   if (topic === 'test') {
     const { testMain } = await import('./test.js');
     return testMain(['--help']);
+  }
+  if (topic === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(['--help']);
   }
   if (topic === 'flow') {
     const { flowMain } = await import('./flow.js');

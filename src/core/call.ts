@@ -104,6 +104,10 @@ export class CallContext {
   private _lastInput: InputModality | undefined;
   /** Final transcripts since the last caller message was committed (the latest few). */
   private heard: string[] = [];
+  /** Recogniser confidences of the final transcripts in `heard` (0 < c ≤ 1), by their words. */
+  private heardConfidence = new Map<string, number>();
+  /** The lowest recogniser confidence of each recent caller message that had one, by id. */
+  private readonly messageConfidence = new Map<string, number>();
   /** A driver declared the next caller message spoken (see {@link noteInput}). */
   private declaredSpeech = false;
   /** How the latest caller messages arrived, by message id (a few, oldest dropped first). */
@@ -239,6 +243,34 @@ export class CallContext {
   }
 
   /**
+   * Records the recogniser's confidence in one final transcript (a speech-to-text event's
+   * `alternatives[0].confidence`). 0, absent or out of range means the recogniser gave none:
+   * "unknown", never "low". Captures call it through their STT node (see
+   * ../tasks/heard-confidence.ts); a driver with its own recogniser may call it directly.
+   */
+  noteConfidence(transcript: string, confidence: number | undefined): void {
+    const words = comparable(transcript);
+    if (words === '' || confidence === undefined || !(confidence > 0 && confidence <= 1)) return;
+    remember(this.heardConfidence, words, confidence);
+  }
+
+  /**
+   * How sure the recogniser was of a caller message: the lowest confidence of the final
+   * transcripts it holds, or undefined when the recogniser gave none (or the message was typed
+   * or keyed). A capture reads back a value parsed from an unsure transcript before taking it.
+   */
+  confidenceOf(message: { id: string; textContent?: string }): number | undefined {
+    const known = this.messageConfidence.get(message.id);
+    if (known !== undefined) return known;
+    const said = comparable(message.textContent ?? '');
+    let lowest: number | undefined;
+    for (const [words, confidence] of this.heardConfidence) {
+      if (said.includes(words)) lowest = Math.min(lowest ?? 1, confidence);
+    }
+    return lowest;
+  }
+
+  /**
    * Declares how the caller's latest input arrived, for a driver that feeds caller messages
    * upstream did not transcribe (a simulated caller "speaking" text): `speech` makes the next
    * caller message speech. The call notes transcripts, typed messages and keys itself.
@@ -251,7 +283,10 @@ export class CallContext {
   /** A caller message entered the conversation: speech if upstream transcribed it. */
   private commitMessage(message: { id: string; textContent?: string }): void {
     const modality = this.modalityOf(message);
+    const confidence = this.confidenceOf(message);
+    if (confidence !== undefined) remember(this.messageConfidence, message.id, confidence);
     this.heard = [];
+    this.heardConfidence = new Map();
     this.declaredSpeech = false;
     this._lastInput = modality;
     this.messages.set(message.id, modality);
@@ -401,6 +436,13 @@ export class CallContext {
 }
 
 /** Words of a transcript or message, for telling whether one holds the other. */
+/** Sets `key` in a small map that keeps only its latest 16 entries. */
+function remember<K>(map: Map<K, number>, key: K, value: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > 16) map.delete(map.keys().next().value as K);
+}
+
 function comparable(text: string): string {
   return text
     .toLowerCase()

@@ -41,6 +41,7 @@ import {
   subagentRegistry,
   type TaskManagerOptions,
 } from './task-manager/options.js';
+import { recoverWork } from './task-manager/recovery.js';
 import {
   type CreateRequest,
   linkToParent,
@@ -170,6 +171,9 @@ export class TaskManager implements DelegationHost {
       options,
       limits: this.#limits,
       toolGuards: this.#toolGuards,
+      get callId() {
+        return manager.#callId;
+      },
     };
   }
 
@@ -277,6 +281,32 @@ export class TaskManager implements DelegationHost {
       ...(options.resultLine ? { resultLine: options.resultLine } : {}),
     });
     return snapshotOf(task);
+  }
+
+  /**
+   * Takes over the work an earlier job of this call left behind when its worker died: asks
+   * each sub-agent that can (`recover`: `remoteSubAgent`, whose delegations other processes
+   * run) for the call's work still running, or finished but never told to the caller, and
+   * runs each as a background task here — so its result is spoken once, in this job. Call it
+   * after `attach` (the call's id names the work), when the room entry says the job resumes
+   * a call (`setup.resumed`). Resolves the recovered tasks; work that cannot be taken (a
+   * full queue) is logged and left.
+   */
+  async recover(options: { signal?: AbortSignal } = {}): Promise<TaskSnapshot[]> {
+    if (this.#closed) throw new TasklineError('session_closed', 'This TaskManager is closed.');
+    const callId = this.#callId;
+    if (!this.#session || callId === undefined) {
+      throw new TasklineError(
+        'invalid_state',
+        "Attach the TaskManager to the call (attach(session)) before recover(): the call's id names the work to recover.",
+      );
+    }
+    return recoverWork(
+      this.#types.values(),
+      callId,
+      options.signal ?? this.#callScope.signal,
+      (req) => snapshotOf(this.#create(req)),
+    );
   }
 
   /** One task, or undefined. */
@@ -488,7 +518,11 @@ export class TaskManager implements DelegationHost {
   /** Runs the task's work and finishes it (plain promise handlers: this runs for every task). */
   #execute(task: TaskState): Promise<void> {
     return executeTask(task, this.#execution).then(
-      (payload) => (payload ? this.#finish(task, 'done', payload) : undefined),
+      (payload) => {
+        if (!payload) return undefined;
+        task.receipt = payload.delivered;
+        return this.#finish(task, 'done', payload);
+      },
       (err: unknown) => {
         if (task.controller.signal.aborted) return; // cancel/timeout already finished it
         return this.#finish(task, 'failed', failurePayload(task, err, this.#limits.summaryChars));

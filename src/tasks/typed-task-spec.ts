@@ -134,6 +134,12 @@ export interface TaskSpec<T> {
   modelFallback?: boolean;
   /** When to read the value back before accepting it. Default 'never'. */
   confirm?: ConfirmPolicy;
+  /**
+   * Read back a value parsed from speech the recogniser was less sure of than this (0–1,
+   * default 0.5), whatever `confirm` says; 0 turns it off. Only recognisers that report a
+   * confidence (on `alternatives[0].confidence`) trigger it: none reported is "unknown".
+   */
+  minConfidence?: number;
   /** Speakable form of a value; `spelled` after the caller rejected a read-back. */
   readBack?: (value: T, spelled: boolean) => string;
   retry?: Partial<RetryPolicy<T>>;

@@ -7,7 +7,7 @@
 // ./task-expectation.ts (what the task listens for), ./parsers (how answers are read) and
 // ./capture.ts (the run()/unwind shell).
 import type { ReadableStream } from 'node:stream/web';
-import { type FlushSentinel, llm, type voice } from '@livekit/agents';
+import { type FlushSentinel, llm, type stt, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
@@ -17,11 +17,12 @@ import type { Outcome } from '../outcome.js';
 import { Attempts, type FailureKind } from './attempts.js';
 import { CallerInput } from './caller-input.js';
 import { addCallerLine, replaceCallerText } from './caller-lines.js';
-import { CaptureTask, ToolGuard } from './capture.js';
+import { CaptureTask, joinSpeech, ToolGuard } from './capture.js';
 import { noteEnd } from './captures.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
 import { readBackReply, watchReply } from './confirm.js';
 import { Escalation } from './escalation.js';
+import { DEFAULT_MIN_CONFIDENCE, heardUnsure, noteConfidences } from './heard-confidence.js';
 import { guardedModelReply } from './model-reply.js';
 import { refusal } from './parsers/refusal.js';
 import type { ParseResult } from './parsers/result.js';
@@ -66,6 +67,7 @@ const ASK_MODEL = Symbol('ask the model');
 /** A value that passed normalisation and validation, or why it did not. */
 type Checked<T> = { kind: 'match'; value: T } | { kind: 'invalid'; reason: string };
 const KEYPAD_ONLY = 'Please use the keypad on your phone.';
+const KEYPAD_OFFER = 'You can also key it in on your keypad.';
 
 /**
  * taskline's capture engine: an upstream AgentTask that captures one typed value and always
@@ -88,6 +90,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private modality: InputModality = 'text';
   /** The next submission is an estimate: read it back even when the policy says never. */
   private approximateNext = false;
+  /** The caller was told, after a misheard answer, that the keypad works too. */
+  private keypadOffered = false;
   /** The model reported the current answer unclear more than once. */
   private unclearAgain = false;
   private finished = false;
@@ -175,6 +179,15 @@ export class TypedTask<T> extends CaptureTask<T> {
     else session.generateReply();
   }
 
+  /** Upstream's STT node, with each final transcript's confidence noted on the call. */
+  override async sttNode(
+    audio: Parameters<voice.Agent['sttNode']>[0],
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<stt.SpeechEvent | string> | null> {
+    const events = await super.sttNode(audio, modelSettings);
+    return events && this.call ? noteConfidences(events, this.call) : events;
+  }
+
   override async llmNode(
     chatCtx: llm.ChatContext,
     toolCtx: llm.ToolContext,
@@ -234,12 +247,15 @@ export class TypedTask<T> extends CaptureTask<T> {
     const text = message.textContent ?? '';
     if (this.spec.mask) this.scrub(message, text);
     if (!this.countTurn(this.call?.modalityOf(message) ?? 'text')) return emptyStream();
-    const next =
+    let next =
       this.spec.allowSpeech === false
         ? this.fail('noMatch', KEYPAD_ONLY)
         : await this.answer(text, this.modality);
     if (next === ASK_MODEL) return this.model(chatCtx, toolCtx, modelSettings);
     if (!isOffer(next)) return this.say(next);
+    // A value from words the recogniser was unsure of is read back before it is taken.
+    const min = this.spec.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+    if (heardUnsure(this.call?.confidenceOf(message), min)) next = { ...next, approximate: true };
     // A secret is never written into the conversation as tool arguments: taken directly.
     if (this.spec.mask) return this.say(await this.offer(next.offer, next.approximate));
     return this.submitCall(next.offer, next.approximate);
@@ -302,6 +318,16 @@ export class TypedTask<T> extends CaptureTask<T> {
     return this.unread();
   }
 
+  /**
+   * `line`, plus — once per task, when the task also takes keys — that the caller can key
+   * the answer in: after a spoken answer was misheard, the keypad cannot be misheard.
+   */
+  private offerKeypad(line: string): string {
+    if (!this.spec.keypad || this.keypadOffered) return line;
+    this.keypadOffered = true;
+    return joinSpeech(line, KEYPAD_OFFER);
+  }
+
   /** An answer no parser read: the model's turn for speech, a no-match otherwise. */
   private unread(): Next<T> {
     if (this.spec.modelFallback === false || this.modality === 'dtmf') return this.fail('noMatch');
@@ -323,7 +349,10 @@ export class TypedTask<T> extends CaptureTask<T> {
       case 'no':
         countModelCallAvoided(this);
         this.onConfirm(reply.kind === 'yes');
-        return this.finished ? undefined : this.readBack.reask();
+        if (this.finished) return undefined;
+        return reply.kind === 'no' && modality === 'speech'
+          ? this.offerKeypad(this.readBack.reask())
+          : this.readBack.reask();
       case 'replace':
       case 'pick':
         countModelCallAvoided(this);

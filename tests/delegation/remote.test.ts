@@ -65,8 +65,13 @@ describe('remote sub-agents (durable delegations)', () => {
       'Let me check that with our booking team.',
       'Good news: LX318 is available.',
     ]);
+    // The call the delegation belongs to travels with it (a resumed call recovers it by this).
     expect(briefs).toEqual([
-      { prompt: 'Is LX318 on Monday available?', description: 'Check Monday flights' },
+      {
+        prompt: 'Is LX318 on Monday available?',
+        description: 'Check Monday flights',
+        call_id: caller.call.callId,
+      },
     ]);
     const { items } = await store.query({ target_subject_id: 'back-office' });
     expect(items).toHaveLength(1);

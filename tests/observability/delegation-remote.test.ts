@@ -135,6 +135,7 @@ describe('a traced delegation to a worker process', { skip }, () => {
     expect(JSON.parse(data.slice('DATA '.length))).toEqual({
       prompt: 'Is LX318 on Monday available?',
       description: 'Check Monday flights',
+      call_id: caller.call.callId,
     });
     expect(executed.traceId).toBe(traceId);
     expect(executed.parentSpanId).toBe(delegation.spanContext().spanId);

@@ -84,6 +84,8 @@ export interface AwaitResultOptions {
  */
 export interface DelegationSender {
   readonly agentId: string;
+  /** Where its records live (a recovering job reads the call's delegations here). */
+  readonly store: DelegationStore;
   delegate(input: NewDelegation): Promise<DelegationRecord>;
   awaitResult(delegationId: string, options?: AwaitResultOptions): Promise<DelegationResult>;
   /** Hears every final outcome once; returns an unsubscribe. */
@@ -162,6 +164,7 @@ export async function createDelegationSender(
 
   return {
     agentId,
+    store,
     async delegate(input) {
       const id = input.delegation_id ?? randomUUID();
       const now = clock.now();

@@ -8,6 +8,7 @@
  */
 import type { voice } from '@livekit/agents';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { logLine } from '../../core/log.js';
 import { DeliveryChannel, type DeliveryEntry, type ReplyInstructions } from '../channel.js';
 import type { DeliverAt } from '../floor.js';
 import type { TaskSnapshot } from '../types.js';
@@ -27,6 +28,24 @@ export interface DeliveryHost {
   othersRunning(): boolean;
   /** The manager's default result line (`TaskManagerOptions.resultLine`). */
   resultLine?: (task: TaskSnapshot) => string | undefined;
+}
+
+/**
+ * Tells the task's work it reached the caller, once (a durable delegation records it, so a
+ * later job of the call never speaks it again); a failure to record is only logged.
+ */
+function receipt(task: TaskState): void {
+  const done = task.receipt;
+  task.receipt = undefined;
+  if (!done) return;
+  Promise.resolve()
+    .then(done)
+    .catch((error: unknown) =>
+      logLine('taskline.delegation', 'warn', 'could not record that a result was delivered', {
+        taskId: task.snap.id,
+        error: error instanceof Error ? error.message : String(error),
+      }),
+    );
 }
 
 /** The delivery side of one manager: its call's channel and the batch being gathered. */
@@ -72,6 +91,7 @@ export class Delivery {
     if (!this.claim(task)) return;
     task.snap.delivery = 'inline';
     this.emit('delivered', task, 'inline');
+    receipt(task);
   }
 
   /** After a task ended: speak it, unless a waiting tool call or an inline answer does. */
@@ -97,6 +117,7 @@ export class Delivery {
       onDelivered: () => {
         task.snap.delivery = 'spoken';
         this.emit('delivered', task, 'spoken');
+        receipt(task);
       },
       onDropped: () => {
         task.snap.delivery = 'none';

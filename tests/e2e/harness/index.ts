@@ -18,12 +18,25 @@ import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/ope
 import { speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { type CallerOptions, TestCaller } from './caller.js';
 import { CodecSurvivingOracle } from './fingerprint.js';
-import { E2E_DIR, type LiveKitServer, serverBinary, startLiveKitServer } from './server.js';
+import {
+  E2E_DIR,
+  type LiveKitServer,
+  type ServerStartOptions,
+  serverBinary,
+  startLiveKitServer,
+} from './server.js';
 import { startWorker, type Worker, type WorkerOptions } from './workers.js';
 
 export { type AgentLine, type CallerOptions, TestCaller } from './caller.js';
 export { CodecSurvivingOracle } from './fingerprint.js';
-export { E2E_DIR, type LiveKitServer, PORTS, startLiveKitServer } from './server.js';
+export {
+  DEV_KEYS,
+  E2E_DIR,
+  type LiveKitServer,
+  PORTS,
+  type ServerStartOptions,
+  startLiveKitServer,
+} from './server.js';
 export { type CallResult, startWorker, type Worker } from './workers.js';
 
 /** Why the e2e suite cannot run here (a sentence saying how to fix it), or undefined. */
@@ -71,9 +84,10 @@ export interface LiveKitSuite {
 /**
  * Starts the server and the speech server before the file's tests and stops them (and the
  * file's workers and callers) after. Call at the top of a suite file that is not skipped.
- * `redis` routes the server through Redis (for livekit-sip).
+ * `redis` routes the server through Redis (for livekit-sip); `webhooks` are URLs it posts
+ * its webhooks to.
  */
-export function liveKitSuite(options: { redis?: string } = {}): LiveKitSuite {
+export function liveKitSuite(options: ServerStartOptions = {}): LiveKitSuite {
   const workers: Worker[] = [];
   const callers: TestCaller[] = [];
   const oracle = new CodecSurvivingOracle();

@@ -60,10 +60,21 @@ export interface LiveKitServer {
   kill(): Promise<void>;
 }
 
+/** How the server is started: through Redis (for livekit-sip), posting webhooks. */
+export interface ServerStartOptions {
+  /** Redis host:port to route through (livekit-sip needs it). */
+  redis?: string;
+  /** URLs the server posts its webhooks to (signed with the dev key). */
+  webhooks?: readonly string[];
+}
+
 /** The server's config: its own ports on loopback, no TURN, rooms that close soon when empty. */
-function configYaml(redis?: string): string {
+function configYaml({ redis, webhooks }: ServerStartOptions): string {
   return [
     ...(redis ? ['redis:', `  address: ${redis}`] : []),
+    ...(webhooks?.length
+      ? ['webhook:', `  api_key: ${DEV_KEYS.apiKey}`, `  urls: ${JSON.stringify(webhooks)}`]
+      : []),
     `port: ${PORTS.http}`,
     'bind_addresses: ["127.0.0.1"]',
     'rtc:',
@@ -105,11 +116,12 @@ async function waitForHttp(url: string, child: ChildProcess, timeoutMs: number):
 
 /**
  * Starts livekit-server in dev mode with the suite's config; logs go to E2E_DIR. With
- * `redis` (host:port) it routes through Redis, which livekit-sip needs to reach it.
+ * `redis` (host:port) it routes through Redis, which livekit-sip needs to reach it; with
+ * `webhooks` it posts its webhooks to those URLs.
  */
 export async function startLiveKitServer(
   binary: string,
-  options: { redis?: string } = {},
+  options: ServerStartOptions = {},
 ): Promise<LiveKitServer> {
   mkdirSync(E2E_DIR, { recursive: true });
   // Something else answering on our port would be mistaken for our server: refuse instead.
@@ -125,7 +137,7 @@ export async function startLiveKitServer(
   }
   const config = join(E2E_DIR, 'livekit.yaml');
   const log = join(E2E_DIR, 'livekit-server.log');
-  writeFileSync(config, configYaml(options.redis));
+  writeFileSync(config, configYaml(options));
   const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--dev', '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe'],

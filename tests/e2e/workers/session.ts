@@ -57,6 +57,11 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
 /** Room-entry options building each call's session as described in this file's header. */
 export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
   return {
+    // Loaded while the job process waits for a job, as roomAgent's own prewarm does.
+    prewarm: async () => {
+      vad ??= silero.VAD.load();
+      await vad;
+    },
     createSession: async () => {
       vad ??= silero.VAD.load();
       const demo = await loadCallDemo(module);
@@ -90,13 +95,16 @@ const JOBS_PER_WORKER = 8;
  * loaded test machine needs: load measured as this worker's share of {@link JOBS_PER_WORKER}
  * calls, not upstream's default (the whole machine's CPU, which on a busy machine reads
  * near 1.0 and makes the server turn every dispatch away — "no servers available"), one
- * process kept warm, and its health port from the harness.
+ * process kept warm, a bound on a job process's prewarm (loading VAD, opening stores) that a
+ * machine shared by many processes meets (upstream's 10 s default times out every process
+ * there, and a dispatched job then waits for one forever), and its health port from the harness.
  */
 export function e2eServerOptions(fileUrl: string, agentName: string): ServerOptions {
   const options = roomServerOptions(fileUrl, { agentName });
   options.loadFunc = async (server) => Math.min(1, server.activeJobs.length / JOBS_PER_WORKER);
   options.loadThreshold = 1;
   options.numIdleProcesses = 1;
+  options.initializeProcessTimeout = 60_000;
   options.host = '127.0.0.1';
   options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
   return options;
