@@ -16,6 +16,7 @@
 export * as app from './app/index.js';
 export {
   type CallerAction,
+  type CallerTurn,
   type CallInstance,
   type CallModule,
   type CallSetup,

@@ -2,7 +2,7 @@
  * The callback demo: a stand-in model and the demo caller (only this file imports the
  * testing kit; the bot in `index.ts` does not).
  */
-import type { CallerAction } from 'taskline';
+import type { CallerTurn } from 'taskline';
 import { ScriptedLLM } from 'taskline/testing';
 import { CallbackDesk, type CallbackRequest } from './index.js';
 
@@ -18,7 +18,7 @@ export function createScriptedModel(): ScriptedLLM {
 }
 
 /** The demo caller. */
-export const demoScript: CallerAction[] = [
+export const demoScript: CallerTurn[] = [
   { say: 'Could someone call me back about my claim?' },
   { say: 'Jane Doe' },
   { say: 'yes' },

@@ -30,6 +30,7 @@ export {
 export {
   type CallDemo,
   type CallerAction,
+  type CallerTurn,
   type CallInstance,
   type CallModule,
   type CallSetup,
@@ -37,6 +38,7 @@ export {
 } from './module.js';
 export {
   isMainModule,
+  phoneLineOptions,
   type RoomAgentOptions,
   RoomDialer,
   type RoomDialOptions,

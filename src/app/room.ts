@@ -3,6 +3,7 @@ import {
   defineAgent,
   type JobContext,
   type JobProcess,
+  loggerOptions,
   ServerOptions,
   voice,
 } from '@livekit/agents';
@@ -12,7 +13,7 @@ import { attachCall, type CallContext } from '../core/call.js';
 import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine, maskStartedLogger } from '../core/log.js';
-import { loadOptional } from '../core/optional.js';
+import { isInstalled, loadOptional, OPTIONAL_PACKAGES } from '../core/optional.js';
 import {
   type TaskAwareTurnOptions,
   TURN_VAD_OPTIONS,
@@ -46,9 +47,14 @@ export interface RoomAgentOptions {
   /**
    * Builds each call's session. Default: Silero VAD (loaded once per worker process in
    * prewarm, with taskline's short end-of-speech silence) with OpenAI speech-to-text, chat
-   * model and text-to-speech, and task-aware end of turn (docs/latency.md).
+   * model and text-to-speech, task-aware end of turn (docs/latency.md), and what a phone
+   * line needs for a SIP caller (see {@link phoneLineOptions}; spread it into your own).
    */
-  createSession?: (ctx: JobContext) => voice.AgentSession | Promise<voice.AgentSession>;
+  createSession?: (
+    ctx: JobContext,
+    /** The caller (for an outbound call: the callee, who has not joined yet). */
+    caller: Pick<RemoteParticipant, 'identity' | 'kind'>,
+  ) => voice.AgentSession | Promise<voice.AgentSession>;
   /** How callers are handed to a person (SIP; environment defaults). */
   transfer?: RoomTransferOptions;
   /**
@@ -101,6 +107,45 @@ export interface RoomAgentOptions {
 /** A module, or a function that builds one per job (to open stores, read configuration). */
 export type RoomModule = CallModule | ((ctx: JobContext) => CallModule | Promise<CallModule>);
 
+/** The plugins the default session (no `createSession`) is built from. */
+const ROOM_PLUGINS = ['@livekit/agents-plugin-openai', '@livekit/agents-plugin-silero'] as const;
+
+/** Agents defined in this process whose sessions are built from {@link ROOM_PLUGINS}. */
+let pluginSessionAgents = 0;
+
+/**
+ * The plugins a room worker of this process needs but cannot find (none when every
+ * `roomAgent` brings its own sessions with `createSession`). `isThere` is for tests.
+ */
+export function missingRoomPlugins(
+  isThere: (pkg: string) => boolean = (pkg) => isInstalled(pkg),
+): string[] {
+  if (pluginSessionAgents === 0) return [];
+  return ROOM_PLUGINS.filter((pkg) => !isThere(pkg));
+}
+
+/** The `missing_dependency` error naming every package missing and how to install them. */
+function missingPlugins(missing: readonly string[]): TasklineError {
+  const specs = missing.map(
+    (p) => `${p}@"${OPTIONAL_PACKAGES[p as keyof typeof OPTIONAL_PACKAGES]}"`,
+  );
+  const names = missing.map((p) => `"${p}"`).join(' and ');
+  return new TasklineError(
+    'missing_dependency',
+    `${missing.length > 1 ? 'The packages' : 'The package'} ${names} ${missing.length > 1 ? 'are' : 'is'} needed for speech and voice activity detection in a room (roomAgent without createSession) but not installed. Install ${missing.length > 1 ? 'them' : 'it'} in your app: npm install ${specs.join(' ')}`,
+    { packages: [...missing] },
+  );
+}
+
+/** Says `error` at error level: through the process logger, or on stderr before there is one. */
+function sayError(error: TasklineError): void {
+  if (loggerOptions()) {
+    logLine('taskline.room', 'error', error.message, { code: error.code });
+  } else {
+    process.stderr.write(`taskline: error: ${error.message}\n`);
+  }
+}
+
 /** After a warm transfer, how long the job waits for the room to close once a party left. */
 const WARM_LINGER_MS = 10_000;
 
@@ -126,17 +171,26 @@ function logRoom(
  */
 export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   const defaults = transferDefaults(options.transfer);
+  if (!options.createSession) pluginSessionAgents += 1;
   return defineAgent({
     prewarm: async (proc: JobProcess) => {
       // Upstream's CLI started this process's logger: mask what it writes (PINs, card numbers).
       maskStartedLogger();
       if (!options.createSession) {
-        const silero = await loadOptional(
-          () => import('@livekit/agents-plugin-silero'),
-          '@livekit/agents-plugin-silero',
-          'voice activity detection in a room (roomAgent)',
-        );
-        proc.userData.vad = await silero.VAD.load(options.turns === false ? {} : TURN_VAD_OPTIONS);
+        try {
+          const silero = await loadOptional(
+            () => import('@livekit/agents-plugin-silero'),
+            '@livekit/agents-plugin-silero',
+            'voice activity detection in a room (roomAgent)',
+          );
+          proc.userData.vad = await silero.VAD.load(
+            options.turns === false ? {} : TURN_VAD_OPTIONS,
+          );
+        } catch (error) {
+          // Upstream logs a failed prewarm at debug level only (and starts another process).
+          if (error instanceof TasklineError) sayError(error);
+          throw error;
+        }
       }
       await options.prewarm?.(proc);
     },
@@ -180,8 +234,8 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
       let session: voice.AgentSession;
       try {
         session = options.createSession
-          ? await options.createSession(ctx)
-          : await defaultSession(ctx, options);
+          ? await options.createSession(ctx, caller)
+          : await defaultSession(ctx, options, caller);
         call = attachCall(session, {
           callId: identity.callKey,
           callerIdentity: caller.identity,
@@ -329,20 +383,41 @@ function lingerUntilTheCallEnds(ctx: JobContext, clock: Clock): void {
   if ([...room.remoteParticipants.values()].filter(isCallerKind).length < 2) leaveSoon();
 }
 
+/**
+ * Session options a caller's line needs. A phone (SIP) caller: no acoustic echo warm-up.
+ * Upstream ignores the caller for the first `aecWarmupDuration` (3 s) of the agent's first
+ * speech, so a browser's echo canceller can settle; it keeps that for inbound SIP calls,
+ * where a phone caller who answers the greeting at once (a key word, "agent") would not be
+ * heard. A phone line has no loudspeaker echo at the agent's end (handsets and carriers
+ * cancel their own), so the warm-up is off. Other callers: upstream's defaults.
+ */
+export function phoneLineOptions(
+  caller: Pick<RemoteParticipant, 'kind'>,
+): Partial<voice.AgentSessionOptions> {
+  return caller.kind === ParticipantKind.SIP ? { aecWarmupDuration: null } : {};
+}
+
 async function defaultSession(
   ctx: JobContext,
   options: RoomAgentOptions,
+  caller: Pick<RemoteParticipant, 'identity' | 'kind'>,
 ): Promise<voice.AgentSession> {
   const openai = await loadOptional(
     () => import('@livekit/agents-plugin-openai'),
     '@livekit/agents-plugin-openai',
     'speech and the model in a room (roomAgent)',
   );
+  // The key is read per call: the plugin's defaults read it once, when it is imported.
+  const apiKey = process.env.OPENAI_API_KEY;
   const session = new voice.AgentSession({
+    ...phoneLineOptions(caller),
     vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
-    stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false }),
-    llm: new openai.LLM({ model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini' }),
-    tts: new openai.TTS({ voice: options.voice ?? 'alloy' }),
+    stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false, apiKey }),
+    llm: new openai.LLM({
+      model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini',
+      apiKey,
+    }),
+    tts: new openai.TTS({ voice: options.voice ?? 'alloy', apiKey }),
   });
   if (options.turns !== false) useTaskAwareTurns(session, options.turns);
   return session;
@@ -371,8 +446,19 @@ export interface RoomServerOptions {
 /**
  * Upstream `ServerOptions` for a worker file whose default export is a {@link roomAgent}:
  * `cli.runApp(roomServerOptions(import.meta.url, { agentName: 'bank-line', maxCalls: 20 }))`.
+ * Checks first, before the worker registers, that the plugins a `roomAgent` without
+ * `createSession` needs are installed: if not, it says so at error level and throws
+ * `missing_dependency` (the process exits non-zero) instead of a worker whose job processes
+ * fail one after another.
  */
 export function roomServerOptions(fileUrl: string, options: RoomServerOptions): ServerOptions {
+  const missing = missingRoomPlugins();
+  if (missing.length > 0) {
+    const error = missingPlugins(missing);
+    sayError(error);
+    process.exitCode = 1;
+    throw error;
+  }
   if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(options.agentName)) {
     throw new TasklineError(
       'invalid_argument',

@@ -59,6 +59,11 @@ export interface CallEvents {
   busy: [number];
   /** What the agent listens for changed (a capture started or ended waiting); see {@link Expectation}. */
   expecting: [Expectation | undefined];
+  /**
+   * A step ended: a capture has its answer (or never will) and is closing, so the call is
+   * between two questions. Carries the capture's name. See {@link CallContext.noteStepEnded}.
+   */
+  stepEnded: [string];
 }
 
 /** How the caller gave their last answer. */
@@ -342,6 +347,17 @@ export class CallContext {
       // Replacing one's own expectation (publish the new, then release the old) is one change.
       if (this.expectation !== before) this.emitter.emit('expecting', this.expectation);
     };
+  }
+
+  /**
+   * Marks a step boundary: the capture `task` has its answer (or gave up) and is closing, and
+   * the next question has not been asked. Capture tasks call it as they close; listeners
+   * that hold speech for a safe moment (a background result) may say it now, synchronously,
+   * in the closing capture's activity, so it is heard before anything else is asked.
+   */
+  noteStepEnded(task: string): void {
+    if (this._hungUp || this.session._closing) return;
+    this.emitter.emit('stepEnded', task);
   }
 
   /** True while the agent works between turns on something that is not speech. */

@@ -14,6 +14,7 @@ export {
   defaultReplyInstructions,
   type ReplyInstructions,
 } from './channel.js';
+export type { DeliverAt } from './floor.js';
 export { type StartTaskOptions, TaskManager, type TaskManagerOptions } from './manager.js';
 export { MemoryDelegationStore, type MemoryDelegationStoreOptions } from './memory-store.js';
 export {

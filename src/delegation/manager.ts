@@ -130,7 +130,15 @@ export class TaskManager implements DelegationHost {
     this.namespace = options.namespace ?? crypto.randomUUID().slice(0, 8);
     const emit = this.#events.emit;
     this.#slots = new Slots(this.#limits.maxParallel, this.#limits.queueLimit);
-    this.#delivery = new Delivery(() => this.#clock, this.#limits.coalesceMs, emit);
+    this.#delivery = new Delivery(
+      {
+        clock: () => this.#clock,
+        othersRunning: () => this.hasRunning(),
+        ...(options.resultLine ? { resultLine: options.resultLine } : {}),
+      },
+      this.#limits.coalesceMs,
+      emit,
+    );
     this.#records = new TaskRecords(
       this.store,
       {
@@ -228,7 +236,7 @@ export class TaskManager implements DelegationHost {
     this.#callScope = new AbortController();
     // Every waiting task call listens to the call's end.
     setMaxListeners(0, this.#callScope.signal);
-    this.#delivery.open(session, this.#options.replyInstructions);
+    this.#delivery.open(session, this.#options.replyInstructions, this.#limits.deliverAt);
     session.once(voice.AgentSessionEventTypes.Close, () => {
       void this.#onCallEnded(session);
     });
@@ -237,7 +245,6 @@ export class TaskManager implements DelegationHost {
 
   async #onCallEnded(session: voice.AgentSession): Promise<void> {
     if (this.#session !== session) return;
-    const channel = this.#delivery.channel;
     this.#callScope.abort(new TasklineError('session_closed', 'The call ended.'));
     this.#delivery.flushBatch();
     for (const task of this.#tasks.values()) {
@@ -247,7 +254,7 @@ export class TaskManager implements DelegationHost {
         this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The call ended.'));
       }
     }
-    await channel?.close();
+    await this.#delivery.close();
   }
 
   // ------------------------------------------------------------------ host API
@@ -271,6 +278,7 @@ export class TaskManager implements DelegationHost {
       depth: 1,
       origin: 'host',
       notify: options.notify ?? this.#delivery.channel !== undefined,
+      ...(options.resultLine ? { resultLine: options.resultLine } : {}),
     });
     return snapshotOf(task);
   }

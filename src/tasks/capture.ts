@@ -220,6 +220,9 @@ export abstract class CaptureTask<T> extends voice.AgentTask<Outcome<T>> {
    * which would leave the awaiter waiting forever: that becomes `cancelled`.
    */
   override async onExit(): Promise<void> {
+    // The step is over (answered, given up, or cut short): anything held for a safe moment
+    // may be said now, in this closing activity, before the next question is asked.
+    if (this.entered) this.call?.noteStepEnded(this.id);
     if (this.done || !this.entered) return;
     const hungUp = this.call?.hungUp;
     const outcome: Outcome<T> = {

@@ -70,6 +70,8 @@ export async function detectAnsweringMachine(
   if (call.hungUp) return unknown('hangup');
   const detector = options.detector ?? new voice.AMD(session, options.amd);
   const timeoutMs = options.timeoutMs ?? 30_000;
+  // Detection listens to whoever answered: the call waits on the far end meanwhile.
+  const release = call.waitForCaller();
   let timer: TimerHandle | undefined;
   let offHangup: (() => void) | undefined;
   const stop = new Promise<AnsweringMachineResult>((resolve) => {
@@ -91,6 +93,7 @@ export async function detectAnsweringMachine(
     });
     return result;
   } finally {
+    release();
     timer?.cancel();
     offHangup?.();
     if (!options.detector) await detector.aclose?.().catch(() => undefined);

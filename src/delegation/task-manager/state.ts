@@ -41,6 +41,8 @@ export interface TaskState {
   waiter: boolean;
   /** Delivery was taken (inline answer, tool final, announcement, or none). */
   claimed: boolean;
+  /** The host's line for this task's result (see StartTaskOptions.resultLine). */
+  resultLine: ((task: TaskSnapshot) => string | undefined) | undefined;
   origin: voice.RunContext<unknown> | undefined;
   foreground: ((signal: AbortSignal) => Promise<unknown>) | undefined;
   model: llm.LLM | undefined;
@@ -73,6 +75,8 @@ export interface CreateRequest {
   parentId?: string;
   origin: TaskSnapshot['origin'];
   notify: boolean;
+  /** Words to say when the result is delivered, instead of a reply the model words. */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
   /** Work recovered from an earlier job of the call, run instead of the sub-agent. */
   recovered?: (signal: AbortSignal) => Promise<SubAgentRunResult<unknown>>;
 }
@@ -174,6 +178,7 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     notify: req.notify,
     waiter: false,
     claimed: !req.notify,
+    resultLine: req.resultLine,
     origin,
     foreground: undefined,
     model,

@@ -17,6 +17,7 @@ import {
   promptHints,
 } from '../../core/recognizer-hints.js';
 import { phraseWords } from '../../testing/hint-grammar.js';
+import { agentListening } from '../../testing/listening.js';
 import type { TranscriptLine } from '../../testing/simulated-caller.js';
 import type { CallerSpeech, TranscriptionEvent } from '../../testing/speech-endpoints.js';
 import { speak, type Voice } from '../../testing/voices.js';
@@ -124,6 +125,10 @@ export class AudioDriver implements CallDriver {
   /** Caller lines said while a secret was expected: what was heard is masked too. */
   private readonly masked = new WeakSet<TranscriptLine>();
   private closed = false;
+  /** Caller turns the agent has taken (user messages committed to the conversation). */
+  private heard = 0;
+  /** When the agent last took the caller's words (performance.now()). */
+  private takenAt = 0;
   private readonly closedPromise: Promise<void>;
   private readonly quietMs: number;
   private readonly answerWithinMs: number;
@@ -157,6 +162,10 @@ export class AudioDriver implements CallDriver {
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       visit();
       const item = ev.item;
+      if (item.type === 'message' && item.role === 'user') {
+        this.heard += 1;
+        this.takenAt = performance.now();
+      }
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
         // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
         // The line is dated when the agent started saying it (upstream's createdAt), so a
@@ -229,15 +238,18 @@ export class AudioDriver implements CallDriver {
       await this.bounded(this.closedPromise, 'the session to close after the hang-up');
       return { interruptions: this.interruptions() - interruptedBefore };
     }
+    const heardBefore = this.heard;
     if ('say' in turn) {
       const words =
         turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
       endedAt = await this.say(words, turn);
       this.lastSpeechEndedAt = endedAt;
+      await this.taken(heardBefore);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in, turn);
       this.lastSpeechEndedAt = endedAt;
+      await this.taken(heardBefore);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -254,7 +266,10 @@ export class AudioDriver implements CallDriver {
       this.note(`(silence ${ms} ms)`, 'silence');
       await this.wait(ms);
     }
-    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next);
+    // The answer to spoken words comes after the agent took them: an acknowledgement said
+    // while the caller's turn was open ("Okay.") is not the answer to wait for.
+    const answerAfter = this.heard > heardBefore ? this.takenAt : undefined;
+    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next, answerAfter);
     return {
       ...(endedAt !== undefined && answeredAt !== undefined
         ? { latencyMs: answeredAt - endedAt }
@@ -376,6 +391,20 @@ export class AudioDriver implements CallDriver {
     return played.endedAt;
   }
 
+  /**
+   * Waits until the agent has taken the caller's words as a turn (its user message is in the
+   * conversation), so a slow end of turn or transcription is not mistaken for the agent
+   * listening again. Bounded by `answerWithinMs`: speech the agent never hears (during
+   * upstream's echo warm-up) leaves the turn to the usual waits.
+   */
+  private async taken(heardBefore: number): Promise<void> {
+    const deadline = performance.now() + this.answerWithinMs;
+    await this.until(
+      () => this.closed || this.heard > heardBefore || performance.now() >= deadline,
+      "the agent to take the caller's words",
+    );
+  }
+
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */
   private async press(keys: string, gapMs: number, mask: boolean | undefined): Promise<number> {
     const shown = (mask ?? this.call.expectsSecret) ? '*'.repeat(keys.length) : keys;
@@ -417,16 +446,23 @@ export class AudioDriver implements CallDriver {
 
   /**
    * After the caller's input ended at `since`: waits for the agent to start answering (at
-   * most `answerWithinMs`), then, unless the next turn talks over it, for it to go quiet.
-   * Returns when the first agent audio after `since` started, if any.
+   * most `answerWithinMs`; audio from `answerAfter` on, when the agent took spoken words
+   * then), then, unless the next turn talks over it, for it to go quiet. Returns when the
+   * first agent audio after `since` started, if any (an acknowledgement counts: the caller
+   * hears it).
    */
-  private async afterTurn(since: number, next: TurnSpec | undefined): Promise<number | undefined> {
+  private async afterTurn(
+    since: number,
+    next: TurnSpec | undefined,
+    answerAfter = since,
+  ): Promise<number | undefined> {
+    const audioFrom = (t: number) => this.speaker.played.find((p) => p.startedAt >= t)?.startedAt;
+    const firstAudioAfter = () => audioFrom(since);
     // A tone is the far end's recording going on (a voicemail's beep): it never waits for the bot.
     if (next && typeof next !== 'string' && 'tone' in next) return undefined;
-    const firstAudioAfter = () => this.speaker.played.find((p) => p.startedAt >= since)?.startedAt;
     const deadline = performance.now() + this.answerWithinMs;
     await this.until(
-      () => this.closed || firstAudioAfter() !== undefined || performance.now() >= deadline,
+      () => this.closed || audioFrom(answerAfter) !== undefined || performance.now() >= deadline,
       'the agent to answer',
     );
     if (!overlaps(next)) await this.quiet();
@@ -438,11 +474,13 @@ export class AudioDriver implements CallDriver {
     let quietSince: number | undefined;
     await this.until(() => {
       if (this.closed) return true;
+      // Listening, not merely silent: an onEnter still at work (a store opening before a
+      // flow) has not handed the turn over, however long the pause (see agentListening).
       const still =
         !this.speaker.playing &&
         !this.line.speaking &&
-        !this.call.isBusy &&
         IDLE.has(this.session.agentState) &&
+        agentListening(this.session, this.call) &&
         this.session.userState !== 'speaking';
       const now = performance.now();
       if (!still) quietSince = undefined;
