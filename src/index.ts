@@ -34,6 +34,7 @@ export {
 export type { Clock, TimerHandle } from './core/clock.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
 export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
+export type { CallerTurn, TurnAction, TurnInterceptor } from './core/interception.js';
 export {
   applyRecognizerHints,
   keytermHints,

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import { voice } from '@livekit/agents';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
+import type { CallerTurn, TurnAction, TurnInterceptor } from './interception.js';
 import { logLine } from './log.js';
 import { beginSecretCapture } from './pii.js';
 
@@ -104,6 +105,7 @@ export class CallContext {
   /** How the latest caller messages arrived, by message id (a few, oldest dropped first). */
   private readonly messages = new Map<string, 'speech' | 'text'>();
   private readonly expectations: Expectation[] = [];
+  private readonly interceptors: TurnInterceptor[] = [];
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
     this.session = session;
@@ -306,6 +308,42 @@ export class CallContext {
       // Replacing one's own expectation (publish the new, then release the old) is one change.
       if (this.expectation !== before) this.emitter.emit('expecting', this.expectation);
     };
+  }
+
+  /**
+   * Registers an interceptor of caller turns until the returned function is called (a flow
+   * with repair patterns registers one while it runs): the active capture offers it every
+   * turn, and every key it does not take as input, before its own parser. Interceptors
+   * stack: the most recent one is asked first, and the first that acts wins.
+   */
+  interceptTurns(interceptor: TurnInterceptor): () => void {
+    this.interceptors.push(interceptor);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const i = this.interceptors.lastIndexOf(interceptor);
+      if (i >= 0) this.interceptors.splice(i, 1);
+    };
+  }
+
+  /**
+   * What the call's interceptors make of a caller turn (see {@link interceptTurns}), or
+   * undefined when none acts. An interceptor that throws is skipped: a turn is never lost.
+   */
+  interceptTurn(turn: CallerTurn): TurnAction | undefined {
+    for (let i = this.interceptors.length - 1; i >= 0; i--) {
+      try {
+        const action = this.interceptors[i]!.intercept(turn);
+        if (action) return action;
+      } catch (error) {
+        logLine('taskline.call', 'warn', 'a turn interceptor failed; the turn goes to the task', {
+          callId: this.callId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    return undefined;
   }
 
   /** True while the agent works between turns on something that is not speech. */
