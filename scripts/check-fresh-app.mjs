@@ -87,7 +87,16 @@ try {
   const entryFiles = Object.values(pkg.exports)
     .filter((v) => typeof v === 'object')
     .flatMap((v) => [v.import, v.types].map((f) => f.replace(/^\.\//, '')));
-  for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', ...entryFiles]) {
+  // The README's map links a docs/ page per concern: each ships, so the links work in node_modules.
+  const docPages = [
+    ...new Set(
+      [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w-]+\.md)/g)].map(
+        (m) => m[1],
+      ),
+    ),
+  ];
+  check(docPages.length > 0, 'the README links its docs/ pages');
+  for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', ...docPages, ...entryFiles]) {
     check(
       info.files.some((f) => f.path === file),
       `the tarball holds ${file}`,

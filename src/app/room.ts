@@ -13,6 +13,11 @@ import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine, maskStartedLogger } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
+import {
+  type TaskAwareTurnOptions,
+  TURN_VAD_OPTIONS,
+  useTaskAwareTurns,
+} from '../tasks/turn-detector.js';
 import { callerNumber } from '../telephony/caller-id.js';
 import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
@@ -29,7 +34,8 @@ export interface RoomAgentOptions {
   voice?: TTSVoices;
   /**
    * Builds each call's session. Default: Silero VAD (loaded once per worker process in
-   * prewarm) with OpenAI speech-to-text, chat model and text-to-speech.
+   * prewarm, with taskline's short end-of-speech silence) with OpenAI speech-to-text, chat
+   * model and text-to-speech, and task-aware end of turn (docs/latency.md).
    */
   createSession?: (ctx: JobContext) => voice.AgentSession | Promise<voice.AgentSession>;
   /** How callers are handed to a person (SIP; environment defaults). */
@@ -49,6 +55,13 @@ export interface RoomAgentOptions {
   onSessionStarted?: (session: voice.AgentSession, room: Room) => void | Promise<void>;
   /** The clock of the call's timers and the entry's own (tests pass a virtual one). */
   clock?: Clock;
+  /**
+   * End of turn for the default session: task-aware (default; options such as the app's
+   * own turn-detector model as `fallback`, or the acknowledgement line), or `false` for
+   * upstream's own settings. Sessions from `createSession` keep what they were built with
+   * (call `useTaskAwareTurns(session)` there to opt in).
+   */
+  turns?: TaskAwareTurnOptions | false;
 }
 
 /** A module, or a function that builds one per job (to open stores, read configuration). */
@@ -89,7 +102,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         '@livekit/agents-plugin-silero',
         'voice activity detection in a room (roomAgent)',
       );
-      proc.userData.vad = await silero.VAD.load();
+      proc.userData.vad = await silero.VAD.load(options.turns === false ? {} : TURN_VAD_OPTIONS);
     },
     entry: async (ctx: JobContext) => {
       maskStartedLogger();
@@ -227,12 +240,14 @@ async function defaultSession(
     '@livekit/agents-plugin-openai',
     'speech and the model in a room (roomAgent)',
   );
-  return new voice.AgentSession({
+  const session = new voice.AgentSession({
     vad: ctx.proc.userData.vad as voice.AgentSessionOptions['vad'],
     stt: new openai.STT({ model: 'gpt-4o-transcribe', useRealtime: false }),
     llm: new openai.LLM({ model: options.model ?? process.env.OPENAI_MODEL ?? 'gpt-4o-mini' }),
     tts: new openai.TTS({ voice: options.voice ?? 'alloy' }),
   });
+  if (options.turns !== false) useTaskAwareTurns(session, options.turns);
+  return session;
 }
 
 function messageOf(error: unknown): string {

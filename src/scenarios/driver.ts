@@ -5,6 +5,7 @@
  */
 import type { voice } from '@livekit/agents';
 import type { TranscriptLine } from '../testing/simulated-caller.js';
+import type { TurnStages } from './audio/stages.js';
 import type { ScenarioSpec, TurnSpec } from './schema.js';
 
 /** What the caller did in a turn, for latency figures. */
@@ -28,6 +29,8 @@ export interface TurnMeasure {
   latencyMs?: number;
   /** Agent speeches cut off during the turn (barge-in, a key over a prompt). */
   interruptions: number;
+  /** Audio mode, speech turns: where the time went (upstream's turn events and metrics). */
+  stages?: TurnStages;
   /**
    * The agent was still speaking when the turn returned (the next turn talks over it): what
    * it says is known only once the next turn has cut it, so the turn's checks wait for that.

@@ -4,6 +4,7 @@
  * JUnit XML for CI systems.
  */
 import { relative } from 'node:path';
+import { formatStages } from './audio/stages.js';
 import type { TurnInput } from './driver.js';
 import { type CaptureCount, type WordScore, wordAccuracy } from './hearing.js';
 import type { RunReport } from './run-call.js';
@@ -54,8 +55,10 @@ export function formatScenario(report: ScenarioReport, cwd = process.cwd()): str
   const out = [`${tag}  ${file}  ${report.name}  (${report.mode}${repeat}, ${secs})`];
   if (report.reason)
     out.push(`      ${report.status === 'skipped' ? 'skipped: ' : ''}${report.reason}`);
-  if (report.mode === 'audio' && report.runs.length)
+  if (report.mode === 'audio' && report.runs.length) {
     out.push(...formatLatencies([report], '      '));
+    out.push(...stageLines(report.runs[0]!, '      '));
+  }
   out.push(...formatHearing([report], '      '));
   for (const run of report.runs) {
     for (const c of run.captures?.checks ?? []) {
@@ -147,6 +150,14 @@ export function formatLatencies(reports: readonly ScenarioReport[], indent = '')
   }
   lines.push(`${indent}agent speech cut off: ${interruptions} time(s)`);
   return lines;
+}
+
+/** Per speech turn of a run: where its time went, after the caller stopped speaking. */
+export function stageLines(run: RunReport, indent = ''): string[] {
+  return run.turns.flatMap((t) => {
+    const line = t.stages ? formatStages(t.stages) : '';
+    return line ? [`${indent}turn ${t.turn + 1} (${t.label}): ${line}`] : [];
+  });
 }
 
 /** "p50 … ms, p95 … ms, max … ms over N turn(s)". */

@@ -12,6 +12,7 @@ import { SessionFailures } from '../core/session-failures.js';
 import { lastTransfer } from '../telephony/transfer.js';
 import { formatLine, toolCallsOf } from '../testing/expect.js';
 import { ScriptedLLM } from '../testing/scripted-llm.js';
+import type { TurnStages } from './audio/stages.js';
 import { type BuiltCall, buildCall, type ScenarioModule } from './call-parts.js';
 import type { CallDriver, CallMode, TurnInput } from './driver.js';
 import { turnInput, turnLabel } from './driver.js';
@@ -48,6 +49,8 @@ export interface TurnReport {
   input: TurnInput;
   latencyMs?: number;
   interruptions: number;
+  /** Audio mode: where the time of a speech turn went. */
+  stages?: TurnStages;
 }
 
 /** One run of a scenario. */
@@ -150,6 +153,7 @@ export async function runScenarioOnce(
         input: turnInput(turn),
         interruptions: measure.interruptions,
         ...(measure.latencyMs !== undefined ? { latencyMs: measure.latencyMs } : {}),
+        ...(measure.stages ? { stages: measure.stages } : {}),
       });
       const expect = typeof turn === 'string' ? undefined : turn.expect;
       if (expect) {

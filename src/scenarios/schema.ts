@@ -132,14 +132,18 @@ export const lineSchema = z
   })
   .meta({ id: 'Line' });
 
+const pauseSpec = z.strictObject({
+  after: z.int().min(1).meta({ description: 'Words said before the pause.' }),
+  for: duration.meta({ description: 'How long the caller pauses.' }),
+});
 const speechOptions = {
   pause: z
-    .strictObject({
-      after: z.int().min(1).meta({ description: 'Words said before the pause.' }),
-      for: duration.meta({ description: 'How long the caller pauses.' }),
-    })
+    .union([pauseSpec, z.array(pauseSpec).min(1).max(10)])
     .optional()
-    .meta({ description: 'Audio mode: the caller pauses mid-sentence.' }),
+    .meta({
+      description:
+        'Audio mode: the caller pauses mid-sentence (a list: several pauses, each `after` counted from the start of the line). Text mode says the line whole.',
+    }),
   level_db: z.number().min(-60).max(30).optional().meta({
     description: 'Audio mode: this utterance louder or quieter than the line, dB.',
   }),

@@ -47,6 +47,16 @@ export {
   yesNo,
 } from './prebuilt.js';
 export {
+  TaskAwareTurnDetector,
+  type TaskAwareTurnOptions,
+  type TextTurnDetector,
+  TURN_TIMING,
+  TURN_VAD_OPTIONS,
+  type TurnDecision,
+  taskAwareTurnHandling,
+  useTaskAwareTurns,
+} from './turn-detector.js';
+export {
   type ExpectationSpec,
   type KeypadEntry,
   type ParseContext,

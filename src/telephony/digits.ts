@@ -150,7 +150,27 @@ export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDig
   };
 }
 
-const DIGITS = z.string();
+/**
+ * The schema of a collection's value: its length, its keys and its validator, so that anything
+ * reading the schema (a checkpoint being resumed, a flow document) checks what the task checks.
+ */
+function digitsSchema(o: ResolvedDigitsOptions): z.ZodType<string> {
+  const keys = [...o.validDigits];
+  return z
+    .string()
+    .min(o.minDigits)
+    .max(o.maxDigits)
+    .refine((v) => [...v].every((c) => keys.includes(c)), {
+      message: `only the keys ${keys.join(' ')}`,
+    })
+    .refine((v) => {
+      try {
+        return o.validator?.(v) === undefined;
+      } catch {
+        return false;
+      }
+    }, 'rejected by the validator');
+}
 
 /**
  * The capture spec of a digit collection: keys (finish, delete and valid keys, Gather's
@@ -160,7 +180,7 @@ export function digitsSpec(o: ResolvedDigitsOptions): TaskSpec<string> {
   return {
     name: o.name,
     instructions: `Collect ${describeLength(o)} digits from the caller's keypad.`,
-    schema: DIGITS,
+    schema: digitsSchema(o),
     prompt: o.prompt,
     reprompt: o.reprompt,
     // The first-digit timeout is the task's no-input timeout.

@@ -6,6 +6,7 @@ import callbackRoom from '../../examples/callback/room.js';
 import bankRoom from '../../examples/ivr-bank/room.js';
 import surveyRoom from '../../examples/survey/room.js';
 import { roomAgent } from '../../src/app/room.js';
+import { TURN_TIMING } from '../../src/tasks/turn-detector.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 
 describe('roomAgent', () => {
@@ -20,6 +21,13 @@ describe('roomAgent', () => {
     const proc = new JobProcess();
     await callbackRoom.prewarm?.(proc);
     expect((proc.userData.vad as { label: string }).label).toBe('silero.VAD');
+    // taskline's short end-of-speech silence (task-aware turns), unless the app opts out.
+    expect((proc.userData.vad as { minSilenceDuration: number }).minSilenceDuration).toBe(
+      TURN_TIMING.vadMinSilenceMs,
+    );
+    const upstream = new JobProcess();
+    await roomAgent(callback, { turns: false }).prewarm?.(upstream);
+    expect((upstream.userData.vad as { minSilenceDuration: number }).minSilenceDuration).toBe(550);
   });
 
   it('skips the VAD when the sessions come from createSession', async () => {

@@ -64,7 +64,7 @@ describe('the modality of a caller message', () => {
     const callback = phone({ name: 'callback', question: 'What number should we call?' });
     const { caller, outcomes } = await call(() => callback.run());
     await caller.dtmf('1');
-    await speak(caller, 'four one five five five five oh one nine nine');
+    await speak(caller, 'four one five five five five zero one nine nine');
     expect(outcomes).toEqual([]);
     expect(caller.agentLines.at(-1)).toBe('I have 4 1 5, 5 5 5, 0 1 9 9. Is that right?');
     await speak(caller, 'yes');

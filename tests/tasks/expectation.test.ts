@@ -167,14 +167,14 @@ describe('a pending read-back', () => {
       judge(caller, [
         'my number is',
         'four one five five five five',
-        'four one five five five five oh one nine nine',
+        'four one five five five five zero one nine nine',
       ]),
     ).toEqual({
       'my number is': 'incomplete',
       'four one five five five five': 'incomplete',
-      'four one five five five five oh one nine nine': 'complete',
+      'four one five five five five zero one nine nine': 'complete',
     });
-    await caller.say('four one five five five five oh one nine nine');
+    await caller.say('four one five five five five zero one nine nine');
     expect(caller.agentLines.at(-1)).toBe('I have 4 1 5, 5 5 5, 0 1 9 9. Is that right?');
     const e = caller.call.expectation;
     expect(e).toMatchObject({ task: 'callback', kind: 'yesNo' });

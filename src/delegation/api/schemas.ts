@@ -256,11 +256,11 @@ export function parseCreateBody(input: unknown): DelegationRecord {
   const value = parseWith(
     CreateBody,
     bodyOf(input, CREATE_EXAMPLE),
-    'delegation (see the example in the README)',
+    'delegation (see the example in docs/service.md)',
   );
   return parseRecord(
     { ...value, delegation_id: value.delegation_id ?? randomUUID() },
-    'delegation (see the example in the README)',
+    'delegation (see the example in docs/service.md)',
   );
 }
 

@@ -25,6 +25,7 @@ import { durationMs, type LineSpec, type TurnSpec } from '../schema.js';
 import { AgentSpeaker } from './agent-speaker.js';
 import { CallerLine } from './caller-line.js';
 import { LineProcessor } from './phone-line.js';
+import { StageRecorder } from './stages.js';
 
 /** Who is calling and over what line (one call). */
 export interface AudioCaller {
@@ -59,6 +60,23 @@ const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 const CALLER = 'caller';
 
 type PauseSpec = { after: number; for: number | string };
+
+/** The words of a line between its pauses, each with the pause before it (ms). */
+function splitAtPauses(text: string, pauses: PauseSpec[]): { words: string; pauseMs: number }[] {
+  const words = text.split(/\s+/).filter(Boolean);
+  const parts: { words: string; pauseMs: number }[] = [];
+  let from = 0;
+  let pauseMs = 0;
+  for (const pause of [...pauses].sort((a, b) => a.after - b.after)) {
+    const at = Math.min(pause.after, words.length);
+    if (at <= from) continue;
+    parts.push({ words: words.slice(from, at).join(' '), pauseMs });
+    from = at;
+    pauseMs = durationMs(pause.for);
+  }
+  if (from < words.length) parts.push({ words: words.slice(from).join(' '), pauseMs });
+  return parts;
+}
 
 /** One caller utterance on the line (performance.now() times; no end while it is spoken). */
 interface Utterance {
@@ -95,6 +113,9 @@ export class AudioDriver implements CallDriver {
   private readonly call: CallContext;
   private readonly line = new CallerLine();
   private readonly speaker = new AgentSpeaker();
+  private readonly stages: StageRecorder;
+  /** When the caller's last spoken turn ended (undefined after keys or silence). */
+  private lastSpeechEndedAt: number | undefined;
   private stopHints: (() => void) | undefined;
   /** The caller's utterances with when they were on the line, for what was heard. */
   private readonly utterances: Utterance[] = [];
@@ -120,6 +141,7 @@ export class AudioDriver implements CallDriver {
     this.guardMs = options.guardMs ?? 45_000;
     this.bargeInAfterMs = options.bargeInAfterMs ?? 500;
     this.call = attachCall(session, { callId, callerIdentity: CALLER });
+    this.stages = new StageRecorder(session);
     session.input.audio = this.line;
     session.output.audio = this.speaker;
     const visit = () => {
@@ -186,9 +208,11 @@ export class AudioDriver implements CallDriver {
       const words =
         turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
       endedAt = await this.say(words, turn);
+      this.lastSpeechEndedAt = endedAt;
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in, turn);
+      this.lastSpeechEndedAt = endedAt;
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -196,6 +220,7 @@ export class AudioDriver implements CallDriver {
         turn.gap === undefined ? 250 : durationMs(turn.gap),
         turn.mask,
       );
+      this.lastSpeechEndedAt = undefined;
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
@@ -208,6 +233,15 @@ export class AudioDriver implements CallDriver {
         : {}),
       interruptions: this.interruptions() - interruptedBefore,
       ...(overlaps(next) && !this.closed ? { unsettled: true } : {}),
+      ...(endedAt !== undefined && ('say' in turn || 'barge_in' in turn)
+        ? {
+            stages: this.stages.stagesSince(
+              endedAt,
+              answeredAt,
+              this.speaker.played.map((p) => p.startedAt),
+            ),
+          }
+        : {}),
     };
   }
 
@@ -228,21 +262,23 @@ export class AudioDriver implements CallDriver {
    * Speaks `text` in the caller's voice (registered with the oracle first, when it hears),
    * with a pause mid-sentence when the turn asks; resolves when the last sample was sent.
    */
-  private async say(text: string, turn: { pause?: PauseSpec; level_db?: number }): Promise<number> {
-    const words = text.split(/\s+/).filter(Boolean);
-    const at = turn.pause ? Math.min(turn.pause.after, words.length) : words.length;
-    const parts = [words.slice(0, at).join(' '), words.slice(at).join(' ')].filter(Boolean);
+  private async say(
+    text: string,
+    turn: { pause?: PauseSpec | PauseSpec[]; level_db?: number },
+  ): Promise<number> {
+    const parts = splitAtPauses(text, turn.pause === undefined ? [] : [turn.pause].flat());
     const pcms = await Promise.all(
-      parts.map((p) => speak(p, this.caller.voice, this.line.sampleRate)),
+      parts.map((p) => speak(p.words, this.caller.voice, this.line.sampleRate)),
     );
-    for (let i = 0; i < parts.length; i++) this.caller.oracle?.register(parts[i]!, pcms[i]!);
+    for (let i = 0; i < parts.length; i++) this.caller.oracle?.register(parts[i]!.words, pcms[i]!);
     const line = this.note(this.call.expectsSecret ? '****' : text, 'speech');
     if (this.call.expectsSecret) this.masked.add(line);
     const utterance: Utterance = { line, startedAt: performance.now() };
     this.utterances.push(utterance);
     let spoken: Promise<{ endedAt: number }> | undefined;
     pcms.forEach((pcm, i) => {
-      if (i > 0 && turn.pause) void this.line.pause(durationMs(turn.pause.for));
+      const pauseMs = parts[i]!.pauseMs;
+      if (pauseMs > 0) void this.line.pause(pauseMs);
       spoken = this.line.speak(pcm, turn.level_db ?? 0);
     });
     const done = await this.bounded(spoken!, 'the caller to finish speaking');
@@ -314,11 +350,25 @@ export class AudioDriver implements CallDriver {
     return performance.now();
   }
 
-  /** Waits until agent audio is playing, then until `after` into it. */
+  /**
+   * Waits until the agent's prompt is playing, then until `after` into it. After a spoken
+   * turn the prompt is the first audio once the session has ended that turn: an
+   * acknowledgement ("Okay.") said while the turn is still open is not the prompt.
+   */
   private async intoPrompt(after: number | string | undefined, what: string): Promise<void> {
     const offset = after === undefined ? this.bargeInAfterMs : durationMs(after);
-    await this.until(() => this.speaker.playing, `agent audio to play before ${what}`);
-    const started = this.speaker.played.at(-1)!.startedAt;
+    const since = this.lastSpeechEndedAt;
+    const promptStart = (): number | undefined => {
+      if (!this.speaker.playing) return undefined;
+      const current = this.speaker.played.at(-1)!.startedAt;
+      if (since === undefined) return current;
+      if (this.stages.turnOpenSince(since)) return undefined;
+      const turnEnd = this.stages.turnEndSince(since);
+      // Audio already queued when the turn ended starts a moment later: allow one frame.
+      return turnEnd === undefined || current >= turnEnd - 20 ? current : undefined;
+    };
+    await this.until(() => promptStart() !== undefined, `agent audio to play before ${what}`);
+    const started = promptStart()!;
     await this.wait(Math.max(0, started + offset - performance.now()));
   }
 

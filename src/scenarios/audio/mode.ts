@@ -9,6 +9,7 @@
 import type { voice } from '@livekit/agents';
 import { ensureLogger } from '../../core/log.js';
 import { loadOptional } from '../../core/optional.js';
+import { TURN_VAD_OPTIONS, useTaskAwareTurns } from '../../tasks/turn-detector.js';
 import { pocketsphinxUnavailable } from '../../testing/pocketsphinx.js';
 import type { TranscriptionEvent } from '../../testing/speech-endpoints.js';
 import { type RecognizerName, startSpeechServer } from '../../testing/speech-server.js';
@@ -75,6 +76,12 @@ export interface AudioModeOptions extends AudioDriverOptions, AudioHearingOption
   sessionOptions?: Omit<voice.AgentSessionOptions, 'llm'>;
   /** Called after each transcription with what the recogniser heard. */
   onTranscription?: (event: TranscriptionEvent) => void;
+  /**
+   * Who ends the caller's turns: `taskline` (default) — task-aware end of turn with
+   * taskline's VAD and endpointing settings (docs/latency.md), as the room entry runs;
+   * `upstream` — upstream's default VAD and turn settings (a baseline).
+   */
+  turnTaking?: 'taskline' | 'upstream';
 }
 
 function voicesOf(options: AudioHearingOptions): readonly Voice[] {
@@ -103,7 +110,8 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
     '@livekit/agents-plugin-openai',
     feature,
   );
-  const vad = await silero.VAD.load();
+  const taskline = options.turnTaking !== 'upstream';
+  const vad = await silero.VAD.load(taskline ? TURN_VAD_OPTIONS : {});
   const recognizer = options.recognizer ?? 'oracle';
   /** The running calls, by id: each hears its own transcriptions (what the agent heard). */
   const calls = new Map<string, AudioDriver>();
@@ -128,6 +136,7 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
     line,
     hints,
     onTranscription: _t,
+    turnTaking: _turns,
     ...driverOptions
   } = options;
   /** Calls run per scenario file, so repeats of one scenario take the voices in turn. */
@@ -150,6 +159,8 @@ export async function audioMode(options: AudioModeOptions = {}): Promise<CallMod
       const voice = scenario?.spec.voice
         ? parseVoice(scenario.spec.voice)
         : voices[(hashOf(key) + run) % voices.length]!;
+      // Unless the options chose a turn detector of their own.
+      if (taskline && !sessionOptions?.turnHandling?.turnDetection) useTaskAwareTurns(session);
       const driver = new AudioDriver(
         session,
         callId,
