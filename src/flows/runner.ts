@@ -529,12 +529,18 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     if (repaired?.prefill?.step === step.id && task instanceof TypedTask) {
       task.answerFirst({ text: repaired.prefill.text, modality: repaired.prefill.modality });
     }
-    const line = repaired?.line;
+    let line = repaired?.line;
+    // Said with the question, as one turn (no gap for the caller to talk into).
+    if (line !== undefined && task instanceof TypedTask && !repaired?.prefill) {
+      task.prefaceWith(line);
+      line = undefined;
+    }
     if (line !== undefined) {
+      const said = line;
       const greetFirst = before;
       before = async () => {
         await greetFirst?.();
-        await this.agentSession!.say(line).waitForPlayout();
+        await this.agentSession!.say(said).waitForPlayout();
       };
     }
     this.desk?.begin(step, task);

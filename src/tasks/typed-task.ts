@@ -101,6 +101,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private readonly cleanups: Array<() => void> = [];
   /** An answer to read first instead of asking the question (see {@link answerFirst}). */
   private firstAnswer: { text: string; modality: InputModality } | undefined;
+  /** A line said with the first question (see {@link prefaceWith}). */
+  private preface: string | undefined;
 
   constructor(spec: TaskSpec<T>) {
     const retry = resolveRetry(spec.retry);
@@ -154,6 +156,16 @@ export class TypedTask<T> extends CaptureTask<T> {
     this.firstAnswer = answer;
   }
 
+  /**
+   * A line said in the same utterance as the question, before it (a flow's "Okay, I've
+   * changed your score to 5."): the caller hears one turn, with no gap to talk into. Call
+   * before the task starts.
+   */
+  prefaceWith(line: string): void {
+    if (this.entered) throw new Error('prefaceWith() must be called before the task starts');
+    this.preface = line;
+  }
+
   /** How a value of this task is spoken (its capture log form): for flows' acknowledgements. */
   spoken(value: T): string {
     return this.spec.display ? this.spec.display(value) : this.readBack.speak(value, false);
@@ -198,8 +210,13 @@ export class TypedTask<T> extends CaptureTask<T> {
 
   /** Asks the task's question: its prompt, or the model's opening. */
   private ask(): void {
-    if (this.spec.prompt) this.session.say(this.spec.prompt);
-    else this.session.generateReply();
+    const preface = this.preface;
+    this.preface = undefined;
+    if (this.spec.prompt) this.session.say(joinSpeech(preface ?? '', this.spec.prompt));
+    else {
+      if (preface) this.session.say(preface);
+      this.session.generateReply();
+    }
   }
 
   /** An answer the task was started with (see {@link answerFirst}): read like a keyed one. */

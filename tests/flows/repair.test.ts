@@ -108,10 +108,10 @@ describe('repair patterns', () => {
     await c.say('yes');
     expect(last()).toBe(SCORE_Q);
     await c.say('actually my date of birth is March 3rd 1980');
-    expect(c.agentLines.slice(-2)).toEqual([
-      "Okay, I've changed your date of birth to Monday, March 3, 1980.",
-      SCORE_Q,
-    ]);
+    // One turn: the acknowledgement and the question the caller was at.
+    expect(last()).toBe(
+      `Okay, I've changed your date of birth to Monday, March 3, 1980. ${SCORE_Q}`,
+    );
     await c.say('8');
     await c.say('skip');
     expect(last()).toBe(PIN_Q);
@@ -154,7 +154,7 @@ describe('repair patterns', () => {
     expect(c.agentLines.join('\n')).not.toContain("I've changed your zip");
     await c.say('94117');
     await c.say('yes');
-    expect(c.agentLines.slice(-2)).toEqual(["Okay, I've changed your zip to 9 4 1, 1 7.", SCORE_Q]);
+    expect(last()).toBe(`Okay, I've changed your zip to 9 4 1, 1 7. ${SCORE_Q}`);
     await c.say('stop');
     await c.say('yes');
     expect(box.result?.answers).toMatchObject({ zip: '94117' });
@@ -166,7 +166,7 @@ describe('repair patterns', () => {
     await c.say('stop');
     expect(last()).toBe('Do you want to end this call now?');
     await c.say('no');
-    expect(c.agentLines.slice(-2)).toEqual(["Okay, let's carry on.", ZIP_Q]);
+    expect(last()).toBe(`Okay, let's carry on. ${ZIP_Q}`);
     await c.say('9 4 1 1 0');
     await c.say('yes');
     await c.say('7');
@@ -220,10 +220,7 @@ describe('repair patterns', () => {
     const transfers: string[] = [];
     const { caller: c, box } = await start(build(transfers, 'fails'));
     await c.dtmf('0');
-    expect(c.agentLines.slice(-2)).toEqual([
-      "Sorry, no one can take your call right now. Let's carry on.",
-      DOB_Q,
-    ]);
+    expect(last()).toBe(`Sorry, no one can take your call right now. Let's carry on. ${DOB_Q}`);
     await c.say('agent');
     expect(last()).toContain(DOB_Q);
     expect(transfers).toHaveLength(1);

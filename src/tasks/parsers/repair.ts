@@ -228,7 +228,7 @@ const CANCEL: readonly RegExp[] = [
   /^(?:take me off your list|take me off the list|remove me from your list|don't call me again|do not call me again|do not call me)$/u,
   /^(?:i )?(?:don't|do not) want to (?:do this|continue|go on|carry on|answer any more questions)(?: anymore| any more)?$/u,
   new RegExp(
-    `^(?:can|could) (?:we|i|you) (?:please )?(?:stop|end ${CALL}|hang up|cancel(?: ${CALL})?)$`,
+    `^(?:can|could) (?:we|i|you) (?:please )?(?:stop(?: ${CALL})?|end ${CALL}|hang up|cancel(?: ${CALL})?)$`,
     'u',
   ),
   new RegExp(`^(?:let's|lets) (?:stop|end ${CALL}|stop here|call it a day)$`, 'u'),
