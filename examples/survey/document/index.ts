@@ -9,18 +9,13 @@
 import { fileURLToPath } from 'node:url';
 import { defineCallModule } from 'taskline';
 import { loadFlow } from 'taskline/flows';
-import {
-  type SurveyAnswers,
-  SurveyCall,
-  type SurveyOutcome,
-  surveyModule,
-  toSurveyTeam,
-} from '../index.js';
+import { type SurveyAnswers, SurveyCall, type SurveyOutcome, surveyModule } from '../index.js';
+import { registry } from '../registry.js';
 
 /** The survey document, loaded and checked once (a bad document fails here, at start-up). */
 export const surveyDocument = loadFlow<SurveyAnswers>(
   fileURLToPath(new URL('../survey.flow.yaml', import.meta.url)),
-  { registry: { escalations: { toSurveyTeam } } },
+  { registry },
 );
 
 /** The survey module, running the document form. */
