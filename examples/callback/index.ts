@@ -111,11 +111,16 @@ export default defineCallModule({
     const agent = new CallbackDesk(setup?.transferer);
     return {
       agent,
-      result: (): CallbackOutcome => ({
-        ...agent.booking,
-        status: agent.flowResult?.status ?? 'running',
-        repairs: { ...agent.flowResult?.report.repairs },
-      }),
+      // Nothing to report when no booking was tried or the caller hung up during it.
+      result: (): CallbackOutcome | undefined => {
+        const flowResult = agent.flowResult;
+        if (!flowResult || flowResult.status === 'hangup') return undefined;
+        return {
+          ...agent.booking,
+          status: flowResult.status,
+          repairs: { ...flowResult.report.repairs },
+        };
+      },
     };
   },
   demo: () => import('./demo.js'),
