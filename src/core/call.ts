@@ -3,6 +3,7 @@ import { voice } from '@livekit/agents';
 import { isSessionClosing } from '../upstream/internals.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
+import type { InterceptedTurn, TurnAction, TurnInterceptor } from './interception.js';
 import { logLine } from './log.js';
 import { beginSecretCapture } from './pii.js';
 
@@ -114,6 +115,7 @@ export class CallContext {
   /** How the latest caller messages arrived, by message id (a few, oldest dropped first). */
   private readonly messages = new Map<string, 'speech' | 'text'>();
   private readonly expectations: Expectation[] = [];
+  private readonly interceptors: TurnInterceptor[] = [];
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
     this.session = session;
@@ -356,8 +358,44 @@ export class CallContext {
    * in the closing capture's activity, so it is heard before anything else is asked.
    */
   noteStepEnded(task: string): void {
-    if (this._hungUp || this.session._closing) return;
+    if (this._hungUp || isSessionClosing(this.session)) return;
     this.emitter.emit('stepEnded', task);
+  }
+
+  /**
+   * Registers an interceptor of caller turns until the returned function is called (a flow
+   * with repair patterns registers one while it runs): the active capture offers it every
+   * turn, and every key it does not take as input, before its own parser. Interceptors
+   * stack: the most recent one is asked first, and the first that acts wins.
+   */
+  interceptTurns(interceptor: TurnInterceptor): () => void {
+    this.interceptors.push(interceptor);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const i = this.interceptors.lastIndexOf(interceptor);
+      if (i >= 0) this.interceptors.splice(i, 1);
+    };
+  }
+
+  /**
+   * What the call's interceptors make of a caller turn (see {@link interceptTurns}), or
+   * undefined when none acts. An interceptor that throws is skipped: a turn is never lost.
+   */
+  interceptTurn(turn: InterceptedTurn): TurnAction | undefined {
+    for (let i = this.interceptors.length - 1; i >= 0; i--) {
+      try {
+        const action = this.interceptors[i]!.intercept(turn);
+        if (action) return action;
+      } catch (error) {
+        logLine('taskline.call', 'warn', 'a turn interceptor failed; the turn goes to the task', {
+          callId: this.callId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    return undefined;
   }
 
   /** True while the agent works between turns on something that is not speech. */

@@ -11,6 +11,7 @@
 import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
+import { isSessionClosing } from '../upstream/internals.js';
 
 /**
  * When results are spoken (`TaskManagerOptions.deliverAt`):
@@ -236,7 +237,7 @@ export class Floor<E> {
 
   #look(boundary = false): void {
     if (this.#closed || this.#speaking || this.#held.length === 0) return;
-    if (this.session._closing || this.call.hungUp) return;
+    if (isSessionClosing(this.session) || this.call.hungUp) return;
     const moment = this.#moment(boundary);
     if (!moment) return;
     const batch = this.#held.splice(0);

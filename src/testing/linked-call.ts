@@ -13,6 +13,7 @@ import { ensureLogger } from '../core/log.js';
 import type { Dialer, DialResult } from '../telephony/outbound/dialer.js';
 import { farEndOf } from '../telephony/outbound/far-end.js';
 import { checkKeys } from '../telephony/outbound/key-sender.js';
+import { isSessionClosing } from '../upstream/internals.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
@@ -181,7 +182,7 @@ export class LinkedCall {
         if (!text) return;
         this.transcript.push({ from: role, text, via: 'speech', at: this.clock.now() });
         this.deliver(() => {
-          if (to.closed || to.session._closing || to.call.hungUp) return;
+          if (to.closed || isSessionClosing(to.session) || to.call.hungUp) return;
           to.call.noteInput('speech');
           to.session.generateReply({ userInput: text });
         });
@@ -240,7 +241,7 @@ export class LinkedCall {
   }
 
   private quiet(p: Party | undefined): boolean {
-    if (!p || p.closed || p.session._closing) return true;
+    if (!p || p.closed || isSessionClosing(p.session)) return true;
     return p.call.isWaitingForCaller || (!p.call.isBusy && IDLE.has(p.session.agentState));
   }
 

@@ -9,6 +9,7 @@
  */
 import type { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
+import { onEnterTaskOf } from '../upstream/internals.js';
 
 const IDLE = new Set<voice.AgentState>(['listening', 'idle']);
 
@@ -27,13 +28,12 @@ function current(session: voice.AgentSession): voice.Agent | undefined {
 }
 
 /**
- * The current agent's `onEnter` while it still runs, else undefined. Reaches into upstream
- * 1.9's `Agent._agentActivity._onEnterTask` (there is no public signal); pinned by
- * tests/upstream/on_enter_task.test.ts.
+ * The current agent's `onEnter` while it still runs, else undefined (there is no public
+ * signal: see `onEnterTaskOf`, pinned by tests/upstream/on_enter_task.test.ts too).
  */
 export function runningOnEnter(session: voice.AgentSession): OnEnterTask | undefined {
-  const agent = current(session) as { _agentActivity?: { _onEnterTask?: OnEnterTask } } | undefined;
-  const task = agent?._agentActivity?._onEnterTask;
+  const agent = current(session);
+  const task = agent ? (onEnterTaskOf(agent) as OnEnterTask | undefined) : undefined;
   return task && !task.done ? task : undefined;
 }
 

@@ -27,6 +27,13 @@ export { type NumberOptions, number } from './number.js';
 export { type PhoneOptions, phone } from './phone.js';
 export { refusal } from './refusal.js';
 export {
+  REPAIR_KINDS,
+  type RepairKind,
+  type RepairParseOptions,
+  type RepairRequest,
+  repair,
+} from './repair.js';
+export {
   alternatives,
   approximately,
   declined,
