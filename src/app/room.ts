@@ -272,7 +272,13 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         await session.start({
           agent,
           room: ctx.room,
-          inputOptions: { ...options.inputOptions, participantIdentity: caller.identity },
+          inputOptions: {
+            ...options.inputOptions,
+            participantIdentity: caller.identity,
+            // Outbound: a callee who rejects leaves while the dial is still pending; the call
+            // (bindRoom) hangs up once the dial has answered, RoomIO must not close first.
+            ...(dialer ? { closeOnDisconnect: false } : {}),
+          },
           outputOptions: options.outputOptions,
         });
       } catch (error) {

@@ -101,6 +101,7 @@ export class CallContext {
   private _hungUp: HangupEvent | undefined;
   private _ended: CallEnd | undefined;
   private waiters = 0;
+  private dials = 0;
   private busyCount = 0;
   private secrets = 0;
   private _lastInput: InputModality | undefined;
@@ -297,6 +298,26 @@ export class CallContext {
       const oldest = this.messages.keys().next().value;
       if (oldest !== undefined) this.messages.delete(oldest);
     }
+  }
+
+  /**
+   * Declares that the bot is dialing the far end until the returned function is called: a
+   * callee who leaves the room meanwhile (rejected, busy, never answered) has not hung up an
+   * established call; the dial's own result says what happened. `callOut` declares it.
+   */
+  beginDial(): () => void {
+    this.dials += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.dials -= 1;
+    };
+  }
+
+  /** True while the bot is dialing the far end (see {@link beginDial}). */
+  get isDialing(): boolean {
+    return this.dials > 0;
   }
 
   /** True while something (a digit collector, a blocked tool) waits on the caller. */

@@ -111,7 +111,11 @@ export function bindRoom(
     call.pushDtmf(key, participant.identity);
   };
   const onDisconnected: ParticipantListener = (participant) => {
-    if (participant.identity === call.callerIdentity) call.hangup('caller hung up');
+    // A callee leaving while the bot still dials them rejected or missed the call: the dial's
+    // result (busy, no answer) says so, not a hang-up.
+    if (participant.identity === call.callerIdentity && !call.isDialing) {
+      call.hangup('caller hung up');
+    }
   };
   const onAttributes: AttributesListener = (changed, participant) => {
     // LiveKit SIP reports the hang-up on the caller's attributes, sometimes before the

@@ -82,7 +82,12 @@ class CallOutTask extends FarEndTask<CallOutOutcome> {
 
   protected begin(): void {
     const call = this.call!;
-    const done = call.beginWork();
+    const working = call.beginWork();
+    const dialing = call.beginDial();
+    const done = () => {
+      dialing();
+      working();
+    };
     const {
       dialer,
       detector: _d,
