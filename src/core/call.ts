@@ -1,3 +1,9 @@
+/**
+ * The call a session serves (`CallContext`): keys, hang-up, who ended the call, how each caller
+ * message arrived and how sure the recogniser was, what the active capture expects, turn
+ * interceptors, secrets and work in progress. Over 500 lines: every part reads one set of
+ * session events and must agree on them.
+ */
 import { EventEmitter } from 'node:events';
 import { voice } from '@livekit/agents';
 import { isSessionClosing } from '../upstream/internals.js';

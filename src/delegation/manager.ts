@@ -8,6 +8,8 @@
  * execution (running the work), modes (the `task` call: foreground, background, auto),
  * delivery (exactly once, coalesced), traces (record and result files), wording (what the
  * voice agent is told), deadlines, waits, events, options, state.
+ *
+ * Over 500 lines: the host API and a task's life cycle; each concern it calls lives under ./task-manager/.
  */
 import { setMaxListeners } from 'node:events';
 import { llm, voice } from '@livekit/agents';

@@ -5,6 +5,8 @@
  * the call context while the agent talks, talks over the agent for a barge-in, records what
  * the agent's recogniser heard beside the scripted words, and measures each turn from the
  * end of the caller's speech to the first agent audio.
+ *
+ * Over 500 lines: one real-time turn loop whose waits (prompt, floor, quiet, transcripts) share its timing state.
  */
 import { performance } from 'node:perf_hooks';
 import { voice } from '@livekit/agents';

@@ -1,3 +1,8 @@
+/**
+ * The NATS bus of the delegation service: JetStream streams and consumers for tasks, results
+ * and changes, and the wire contract's plain-JSON subjects. Over 500 lines: one connection's
+ * streams, consumers and their shutdown share state and read best together.
+ */
 import type {
   ConsumerMessages,
   JetStreamClient,

@@ -7,6 +7,8 @@
  * a request buried in a longer answer ("the agent was rude") is not one. Whether a request
  * beats an answer the question's own parser reads is the caller of this parser's decision
  * (a flow's repairs: the answer wins, except a correction that names another question).
+ *
+ * Over 500 lines: mostly phrase tables; the reading rules themselves are short.
  */
 import { match, nomatch, type ParseResult } from './result.js';
 import { FILLERS } from './words.js';
