@@ -201,12 +201,15 @@ describe.skipIf(unavailable)('a call survives its worker (guardian)', () => {
     expect(caller.disconnectReason).toBeUndefined();
     expect(agentIn(caller)?.identity).not.toBe(first);
 
-    // The back office finishes now: its finding reaches the new job, spoken once.
+    // The back office finishes now: its finding reaches the new job and, as every background
+    // result, waits for a safe moment (never between a question and its answer): it is said
+    // once the caller has answered, before the next question.
     office.release();
-    await caller.heard(exact(FINDING_LINE), 60_000, linesBefore);
     await caller.quiet();
     await caller.say('yes please');
-    await caller.heard(exact(EMAIL_QUESTION));
+    const finding = await caller.heard(exact(FINDING_LINE), 60_000, linesBefore);
+    const next = await caller.heard(exact(EMAIL_QUESTION), 60_000, linesBefore);
+    expect(finding.at).toBeLessThanOrEqual(next.at);
     await caller.quiet();
     await caller.say('jane dot doe at example dot com');
     await caller.afterTurn();
