@@ -58,6 +58,7 @@ describe.skipIf(await liveKitUnavailable())('the survey through a real LiveKit s
     expect(done.result).toEqual({
       status: 'completed',
       answers: { consent: true, score: 9, referral: true, email: 'jane.doe@example.com' },
+      repairs: {},
     });
     expect(call2.agentLines.some((l) => l.text.includes(CONSENT_QUESTION))).toBe(false);
     await call2.disconnected();

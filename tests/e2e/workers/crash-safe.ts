@@ -126,6 +126,9 @@ async function lookupManager(ctx: JobContext): Promise<TaskManager | undefined> 
   const { store, bus } = await opened;
   const sender = await createDelegationSender({ agentId: `voice-${ctx.job.id}`, bus, store });
   return new TaskManager({
+    // The finding is news the caller is waiting for: said as soon as the line is idle, the
+    // open question asked again after it (the default, `step`, would hold it to a step end).
+    deliverAt: 'interrupt',
     subagents: [
       remoteSubAgent({
         name: 'lookup',
