@@ -36,9 +36,15 @@ export class Acknowledgement {
     const frames: AudioFrame[] = [];
     let tooLong = false;
     let stream: ReturnType<typeof tts.synthesize>;
+    // A failed request is also emitted as the TTS's `error` event: this background request
+    // listens for it itself, so it is never an unhandled 'error' event (the session may not
+    // be listening yet, or any more).
+    const onError = () => {};
+    tts.on('error', onError);
     try {
       stream = tts.synthesize(this.text);
     } catch {
+      tts.off('error', onError);
       return;
     }
     void (async () => {
@@ -51,6 +57,8 @@ export class Acknowledgement {
         if (!tooLong && frames.length > 0) this.frames = frames;
       } catch {
         // Spoken through the TTS each time instead.
+      } finally {
+        tts.off('error', onError);
       }
     })();
   }

@@ -181,8 +181,22 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
     };
     session.once(voice.AgentSessionEventTypes.Close, () => this.unbind?.());
     if (this.ackText) {
-      this.ack = new Acknowledgement(session, this.ackText);
-      this.ack.prepare();
+      const ack = new Acknowledgement(session, this.ackText);
+      this.ack = ack;
+      // Synthesised ahead once the session's TTS has worked (the agent's first speech, before
+      // any answer): a TTS that cannot answer at all is not asked again in the background,
+      // where upstream 1.9 leaves a failed request as an unhandled rejection.
+      const onAgentState = (ev: voice.AgentStateChangedEvent) => {
+        if (ev.newState !== 'speaking') return;
+        session.off(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+        ack.prepare();
+      };
+      session.on(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+      const unbind = this.unbind;
+      this.unbind = () => {
+        unbind();
+        session.off(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+      };
     }
     return this;
   }
