@@ -39,7 +39,11 @@ describe.skipIf(await liveKitUnavailable())('the survey through a real LiveKit s
     await call1.heard(exact(REFERRAL_QUESTION));
     await call1.leave();
     const dropped = await worker.result<SurveyOutcome>(first);
-    expect(dropped.result).toEqual({ status: 'hangup', answers: { consent: true, score: 9 } });
+    expect(dropped.result).toEqual({
+      status: 'hangup',
+      answers: { consent: true, score: 9 },
+      repairs: {},
+    });
 
     const second = `survey-${process.pid}-2`;
     const call2 = await lk.call(second, AGENT_NAME, BOB);
