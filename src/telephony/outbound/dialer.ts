@@ -7,8 +7,8 @@
  */
 import type { CreateSipParticipantOptions, SipClient } from 'livekit-server-sdk';
 import { TasklineError } from '../../core/errors.js';
-import { loadOptional } from '../../core/optional.js';
 import { parseDestination, ringingSeconds } from '../sip-address.js';
+import { connectSipClient } from '../sip-client.js';
 import { type DialFailure, dialFailureFromError } from './sip-status.js';
 
 /** Who to call and how long to let it ring. */
@@ -143,23 +143,7 @@ export class SipDialer implements Dialer {
       this.client = await this.options.createClient();
       return this.client;
     }
-    const url = this.options.url ?? process.env.LIVEKIT_URL;
-    if (!url) {
-      throw new TasklineError(
-        'invalid_state',
-        'Dialling out needs a LiveKit URL: set LIVEKIT_URL or pass { url }.',
-      );
-    }
-    const { SipClient } = await loadOptional(
-      () => import('livekit-server-sdk'),
-      'livekit-server-sdk',
-      'dialling out (SipDialer)',
-    );
-    this.client = new SipClient(
-      url,
-      this.options.apiKey ?? process.env.LIVEKIT_API_KEY,
-      this.options.apiSecret ?? process.env.LIVEKIT_API_SECRET,
-    );
+    this.client = await connectSipClient(this.options, 'Dialling out');
     return this.client;
   }
 }
