@@ -10,6 +10,7 @@ import {
   SCORE_QUESTION,
   SurveyCall,
 } from '../examples/survey/index.js';
+import { AnnounceTask, announce } from '../src/flows/announce.js';
 import { flow } from '../src/flows/builder.js';
 import type { CheckpointStore } from '../src/flows/checkpoints/index.js';
 import { SqliteCheckpointStore } from '../src/flows/checkpoints/sqlite.js';
@@ -90,6 +91,26 @@ function deskModel(): ScriptedLLM {
         : { toolCalls: [{ name: 'survey' }] },
   });
 }
+
+const SAID = 'Thank you, that is noted.';
+
+/** Questions each followed by a spoken line: `say(i)` makes the line's step. */
+function questionsAndLines(name: string, say: (i: number) => unknown) {
+  let f = flow(name) as unknown as { step(id: string, source: unknown): unknown };
+  for (let i = 0; i < STEPS; i++) {
+    f = f.step(`q${i}`, steps[i]) as typeof f;
+    f = f.step(`said${i}`, say(i)) as typeof f;
+  }
+  return f as unknown as ReturnType<typeof flow>;
+}
+
+/** Lines said by the flow itself (`announce`): no task switch for one sentence. */
+const saidByFlow = questionsAndLines('said-by-flow', (i) => announce(SAID, `said${i}`));
+/** The same lines as one-sentence tasks (how `announce` ran before). */
+const saidByTask = questionsAndLines(
+  'said-by-task',
+  (i) => () => new AnnounceTask(SAID, `said${i}`),
+);
 
 /** One session running the 10 questions, each answered "yes" (parsed, no model call). */
 async function sequenceTrial(run: () => Promise<unknown>, results: unknown[][]): Promise<Sample> {
@@ -232,7 +253,21 @@ export async function runFlowsBench(opts: FlowsBenchOptions = {}): Promise<Bench
       },
       { warmup, runs },
     );
+    const lines = { flow: [] as unknown[][], task: [] as unknown[][] };
+    const spoken = await interleave(
+      {
+        task: () => sequenceTrial(() => saidByTask.run(), lines.task),
+        flow: () => sequenceTrial(() => saidByFlow.run(), lines.flow),
+      },
+      { warmup, runs },
+    );
     const problems = verifySequence(results);
+    for (const r of [...lines.flow.flat(), ...lines.task.flat()]) {
+      if ((r as { status?: string }).status !== 'completed') {
+        problems.push('MISMATCH: a flow with spoken lines did not complete');
+        break;
+      }
+    }
     const size = `${STEPS} yes/no steps answered by their parser, median of ${runs} interleaved rounds after ${warmup} warm-up`;
     const notes = [
       size,
@@ -268,6 +303,22 @@ export async function runFlowsBench(opts: FlowsBenchOptions = {}): Promise<Bench
         'wall',
       ),
     ];
+
+    out.push(
+      compareTimings(
+        {
+          name: 'flows.announce',
+          metric: 'wall time per question + spoken line: said by the flow vs a one-sentence task',
+          notes: [
+            `${STEPS} yes/no questions each followed by an announce line, median of ${runs} interleaved rounds after ${warmup} warm-up`,
+            'baseline: the same line as its own AgentTask (a task switch there and back)',
+          ],
+        },
+        spoken.flow,
+        spoken.task,
+        'wall',
+      ),
+    );
 
     const conc: Record<Kind, Concurrent[]> = { plain: [], group: [], survey: [] };
     const kinds: Kind[] = ['plain', 'group', 'survey'];

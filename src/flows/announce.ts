@@ -45,6 +45,9 @@ class FailedAnnounce extends voice.AgentTask<Outcome<void>> {
   }
 }
 
+/** The line an announce step says, made from the answers so far, or why there is none. */
+export type AnnounceText = { readonly text: string } | { readonly reason: string };
+
 /** What an announce factory shows of itself: it only speaks, and what it says. */
 export interface AnnounceFactory extends TaskFactory<void> {
   meta: StepMeta;
@@ -52,12 +55,19 @@ export interface AnnounceFactory extends TaskFactory<void> {
   readonly line: AnnounceLine<never>;
   /** The task id it speaks as. */
   readonly taskId: string | undefined;
+  /**
+   * The line for these answers. A flow speaks it from its own activity (no task switch for one
+   * sentence); a `reason` fails the step as `invalid` without speaking.
+   */
+  readonly textFor: (context?: StepContext) => AnnounceText;
 }
 
 /**
  * A speak-only step ("Thank you, goodbye!"): it never waits for the caller and adds no
  * key to the flow's result. The line may be a function of the answers given so far; one
- * that throws (or returns no text) fails the step as `invalid` without speaking.
+ * that throws (or returns no text) fails the step as `invalid` without speaking. In a flow
+ * the line is said by the flow itself, as one more turn of the same agent; called on its
+ * own, the factory makes an {@link AnnounceTask}.
  *
  * @example
  * flow('survey').step('thanks', announce('Thanks for your time. Goodbye!'))
@@ -67,23 +77,37 @@ export function announce<A = AnswersSoFar>(line: AnnounceLine<A>, id?: string): 
   if (typeof line !== 'string' && typeof line !== 'function') {
     throw new TypeError('announce() takes a line of text or a function of the answers.');
   }
-  const factory = (context?: StepContext) => {
-    if (typeof line === 'string') return new AnnounceTask(line, id);
+  const textFor = (context?: StepContext): AnnounceText => {
+    if (typeof line === 'string') return { text: line };
     let text: unknown;
     try {
       text = line((context?.answers ?? {}) as A);
     } catch (error) {
       const why = error instanceof Error ? error.message : String(error);
-      return new FailedAnnounce(id ?? 'announce', `the announce line could not be made: ${why}`);
+      return { reason: `the announce line could not be made: ${why}` };
     }
     if (typeof text !== 'string' || text.trim() === '') {
-      return new FailedAnnounce(id ?? 'announce', 'the announce line was empty');
+      return { reason: 'the announce line was empty' };
     }
-    return new AnnounceTask(text, id);
+    return { text };
+  };
+  const factory = (context?: StepContext) => {
+    const made = textFor(context);
+    return 'text' in made
+      ? new AnnounceTask(made.text, id)
+      : new FailedAnnounce(id ?? 'announce', made.reason);
   };
   return Object.assign(factory, {
     meta: { listens: false, handlesNoInput: true },
     line: line as AnnounceLine<never>,
     taskId: id,
+    textFor,
   });
+}
+
+/** The announce factory behind a step's source, when it is one (a flow says its line itself). */
+export function announceOf(source: unknown): AnnounceFactory | undefined {
+  if (typeof source !== 'function') return undefined;
+  const f = source as Partial<AnnounceFactory>;
+  return typeof f.textFor === 'function' && 'line' in f ? (source as AnnounceFactory) : undefined;
 }

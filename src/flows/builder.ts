@@ -1,5 +1,6 @@
 import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { announceOf } from './announce.js';
 import { derivedCheck, isZodSchema, sourceMasked } from './answer-check.js';
 import { assertCondition } from './conditions.js';
 import type { FlowDefinition, FlowOptions, StepDef, StepRunner } from './definition.js';
@@ -262,7 +263,14 @@ function toRunner(id: string, source: unknown, schema: unknown): StepRunner {
   const own = schema === undefined ? {} : { schema: schema as z.ZodType };
   if (typeof source === 'function') {
     const factory = source as StepRunnerTask;
-    return { kind: 'task', create: (context) => factory(context), definition: false, ...own };
+    const spoken = announceOf(source);
+    return {
+      kind: 'task',
+      create: (context) => factory(context),
+      definition: false,
+      ...(spoken ? { say: spoken.textFor } : {}),
+      ...own,
+    };
   }
   if (typeof source === 'object' && source !== null) {
     const s = source as {

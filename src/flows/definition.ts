@@ -1,6 +1,7 @@
 import type { voice } from '@livekit/agents';
 import type { z } from 'zod/v4';
 import type { Outcome } from '../outcome.js';
+import type { AnnounceText } from './announce.js';
 import type {
   AnswersSoFar,
   ContextPolicy,
@@ -23,6 +24,8 @@ export type StepRunner =
       schema?: z.ZodType;
       /** A check of the answer when there is no schema (digit rules, menu values). */
       check?: (value: unknown) => boolean;
+      /** A speak-only step's line (an `announce`): the flow says it itself, with no task. */
+      say?: (context: StepContext) => AnnounceText;
     }
   | { kind: 'flow'; flow: FlowDefinition };
 

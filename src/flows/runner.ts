@@ -18,6 +18,7 @@ import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
 import { agentChatContext, isSessionClosing } from '../upstream/internals.js';
+import type { AnnounceText } from './announce.js';
 import { type CheckpointInfo, FlowCheckpoints, freshState } from './checkpointing.js';
 import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
@@ -46,6 +47,7 @@ import {
   type ResumeInfo,
   resumeInfo,
 } from './run-options.js';
+import { saySteps } from './say-step.js';
 import { checkSealKeys, storedState } from './secrets.js';
 import {
   type CheckpointRefusal,
@@ -53,6 +55,7 @@ import {
   type FlowIncomplete,
   type FlowResult,
   type FlowStatus,
+  type StepContext,
   type StepRecord,
   type StepResultKind,
 } from './types.js';
@@ -500,6 +503,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         this.busy();
       }
     }
+    if (step.runner.say) return this.sayStep(step, step.runner.say, before);
     const state = this.state!;
     const task = step.runner.create({ answers: this.answers() });
     await task.updateChatCtx(
@@ -597,6 +601,36 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       ...(heard ? { heard } : {}),
       ...(spoken !== undefined ? { spoken } : {}),
     };
+  }
+
+  /**
+   * A speak-only step: the flow says its line itself (see ./say-step.ts), after the greeting
+   * and any line a repair left to say. A line that could not be made fails the step unsaid.
+   */
+  private async sayStep(
+    step: StepDef,
+    say: (context: StepContext) => AnnounceText,
+    before?: () => Promise<void>,
+  ): Promise<StepRun> {
+    const repairLine = this.afterRepair?.line;
+    this.afterRepair = undefined;
+    const made = say({ answers: this.answers() });
+    this.idle();
+    try {
+      await before?.();
+      const lines = [repairLine, 'text' in made ? made.text : undefined];
+      const said = await saySteps(
+        { session: this.agentSession!, call: this.call!, timeoutMs: step.timeoutMs },
+        lines.filter((l): l is string => l !== undefined),
+      );
+      const outcome: Outcome<unknown> =
+        'reason' in made && said.status === 'ok'
+          ? { status: 'invalid', attempts: 0, reason: made.reason }
+          : said;
+      return { outcome, counters: ZERO };
+    } finally {
+      this.busy();
+    }
   }
 
   private async runNested(step: StepDef, flow: FlowDefinition): Promise<StepRun> {

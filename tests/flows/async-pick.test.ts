@@ -203,6 +203,30 @@ describe('an announce line made from the answers', () => {
     expect(box.result).toMatchObject({ status: 'completed', value: { size: 3, gift: true } });
   });
 
+  it('is said by the flow itself: no switch to another agent for one sentence', async () => {
+    const f = flow('thanks')
+      .step('ok', yesNo({ name: 'ok', question: 'Ready?' }))
+      .step('bye', announce('Thank you, goodbye!', 'bye'))
+      .step('more', yesNo({ name: 'more', question: 'Anything else?' }));
+    const { caller, box } = await host(() => f.run());
+    const handoffs: Array<string | undefined> = [];
+    caller.session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
+      if (ev.item.type === 'agent_handoff') handoffs.push(ev.item.newAgentId);
+    });
+    await caller.say('yes');
+    await caller.say('no');
+    expect(caller.agentLines).toEqual(['Ready?', 'Thank you, goodbye!', 'Anything else?']);
+    // Into the next question and back to the flow: never into a task that only speaks.
+    expect(handoffs).not.toContain('bye');
+    expect(handoffs.filter((id) => id === 'more')).toHaveLength(1);
+    expect(box.result).toMatchObject({ status: 'completed', value: { ok: true, more: false } });
+    expect(box.result?.report.steps.map((s) => [s.step, s.outcome])).toEqual([
+      ['ok', 'ok'],
+      ['bye', 'ok'],
+      ['more', 'ok'],
+    ]);
+  });
+
   it('fails its step (and says nothing) when the line cannot be made', async () => {
     const f = flow('broken')
       .step('ok', yesNo({ name: 'ok', question: 'Ready?' }))
