@@ -251,7 +251,7 @@ export class TaskManager implements DelegationHost {
     this.#delivery.flushBatch();
     for (const task of this.#tasks.values()) {
       if (isFinalStatus(task.snap.status)) continue;
-      task.notify = false;
+      this.#delivery.mute(task);
       if (!this.#options.keepRunningAfterCall || isVoiceSpecialist(task.spec)) {
         this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The call ended.'));
       }
@@ -357,7 +357,7 @@ export class TaskManager implements DelegationHost {
     const pending: Promise<TaskResult>[] = [];
     for (const task of this.#tasks.values()) {
       if (isFinalStatus(task.snap.status)) continue;
-      task.notify = false;
+      this.#delivery.mute(task);
       this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The task manager closed.'));
       pending.push(task.done);
     }
@@ -559,7 +559,7 @@ export class TaskManager implements DelegationHost {
 
     const settle = () => {
       this.#records.finished(task);
-      task.settled = true;
+      this.#delivery.settle(task);
       task.resolve(result);
       this.#events.emit('finished', task);
       this.#delivery.afterFinish(task);

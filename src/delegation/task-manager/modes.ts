@@ -102,7 +102,7 @@ export async function runVoiceTaskCall(
   }
   const delivery = host.delivery;
   // From here until this call returns, the call itself owns the task's delivery.
-  task.waiter = true;
+  delivery.hold(task);
   try {
     if (voiceTask) {
       // The specialist needs the floor: release the turn, then it runs in the foreground.
@@ -129,9 +129,8 @@ export async function runVoiceTaskCall(
     await settledOr(task, [signal, host.callSignal]);
     return undefined;
   } finally {
-    task.waiter = false;
     // Interrupted or cut short: the manager delivers it itself when it ends.
-    delivery.afterFinish(task);
+    delivery.release(task);
   }
 }
 
