@@ -80,7 +80,7 @@ export async function runVoiceTaskCall(
     background: !voiceTask,
   });
   const remind = (text: string) => (reminders.length > 0 ? `${text} ${reminders.join(' ')}` : text);
-  const mode = modeOf(args, voiceTask, host.options.defaultMode ?? 'auto');
+  const mode = modeOf(args, voiceTask, host.limits.defaultMode);
   let task: TaskState;
   try {
     task = host.create(
@@ -118,7 +118,7 @@ export async function runVoiceTaskCall(
           return taskToolOutput(snapshotOf(task), reminders);
         }
       }
-      const line = host.options.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE;
+      const line = host.limits.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE;
       await ctx.update(remind(releaseText(task.snap, line)));
       markReleased(host, task);
     }
