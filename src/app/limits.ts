@@ -6,8 +6,8 @@
  * A refused request goes to another worker.
  */
 import type { AgentServer, JobRequest } from '@livekit/agents';
-import { TasklineError } from '../core/errors.js';
 import { logLine } from '../core/log.js';
+import { checkRange, whole } from '../core/options.js';
 
 /** An accepted job is counted this long before it shows among the running ones. */
 const ACCEPT_WINDOW_MS = 15_000;
@@ -34,12 +34,7 @@ export class CallLimiter {
   readonly #now: () => number;
 
   constructor(maxCalls: number, now: () => number = Date.now) {
-    if (!Number.isInteger(maxCalls) || maxCalls < 1) {
-      throw new TasklineError(
-        'invalid_argument',
-        `maxCalls must be a whole number of at least 1 (got ${String(maxCalls)}).`,
-      );
-    }
+    checkRange('maxCalls', maxCalls, whole(1));
     this.maxCalls = maxCalls;
     this.#now = now;
   }

@@ -15,7 +15,15 @@ export {
   type ReplyInstructions,
 } from './channel.js';
 export type { DeliverAt } from './floor.js';
-export { type StartTaskOptions, TaskManager, type TaskManagerOptions } from './manager.js';
+export {
+  type StartTaskOptions,
+  type TaskDeliveryOptions,
+  type TaskLimitOptions,
+  TaskManager,
+  type TaskManagerOptions,
+  type TaskRecordOptions,
+  type TaskTurnOptions,
+} from './manager.js';
 export { MemoryDelegationStore, type MemoryDelegationStoreOptions } from './memory-store.js';
 export {
   type DelegationFilter,

@@ -37,6 +37,7 @@ import {
 import { runNestedTaskCall, runOnChannel, type TurnHost } from './task-manager/modes.js';
 import {
   describeTypes,
+  flatOptions,
   type ManagerLimits,
   managerLimits,
   type StartTaskOptions,
@@ -79,7 +80,11 @@ export {
   DEFAULT_QUEUE_LIMIT,
   DEFAULT_TASK_TIMEOUT_MS,
   type StartTaskOptions,
+  type TaskDeliveryOptions,
+  type TaskLimitOptions,
   type TaskManagerOptions,
+  type TaskRecordOptions,
+  type TaskTurnOptions,
 } from './task-manager/options.js';
 
 /** How long `close()` waits for the store to confirm the last record writes. */
@@ -124,19 +129,20 @@ export class TaskManager implements DelegationHost {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#deadlines = new Deadlines(this.#clock);
-    this.#limits = managerLimits(options);
+    const flat = flatOptions(options);
+    this.#limits = managerLimits(flat);
     this.#types = subagentRegistry(options);
     this.files = options.files ?? new MemoryBackend();
-    this.#ownsStore = options.store === undefined;
-    this.store = options.store ?? new MemoryDelegationStore({ now: () => this.#clock.now() });
-    this.namespace = options.namespace ?? crypto.randomUUID().slice(0, 8);
+    this.#ownsStore = flat.store === undefined;
+    this.store = flat.store ?? new MemoryDelegationStore({ now: () => this.#clock.now() });
+    this.namespace = flat.namespace ?? crypto.randomUUID().slice(0, 8);
     const emit = this.#events.emit;
     this.#slots = new Slots(this.#limits.maxParallel, this.#limits.queueLimit);
     this.#delivery = new Delivery(
       {
         clock: () => this.#clock,
         othersRunning: () => this.hasRunning(),
-        ...(options.resultLine ? { resultLine: options.resultLine } : {}),
+        ...(this.#limits.resultLine ? { resultLine: this.#limits.resultLine } : {}),
       },
       this.#limits.coalesceMs,
       emit,
@@ -145,7 +151,7 @@ export class TaskManager implements DelegationHost {
       this.store,
       {
         namespace: this.namespace,
-        agentId: options.agentId ?? 'voice-agent',
+        agentId: flat.agentId ?? 'voice-agent',
         callId: () => this.#callId,
       },
       emit,
@@ -238,7 +244,7 @@ export class TaskManager implements DelegationHost {
     this.#callScope = new AbortController();
     // Every waiting task call listens to the call's end.
     setMaxListeners(0, this.#callScope.signal);
-    this.#delivery.open(session, this.#options.replyInstructions, this.#limits.deliverAt);
+    this.#delivery.open(session, this.#limits.replyInstructions, this.#limits.deliverAt);
     session.once(voice.AgentSessionEventTypes.Close, () => {
       void this.#onCallEnded(session);
     });
@@ -251,7 +257,7 @@ export class TaskManager implements DelegationHost {
     this.#delivery.flushBatch();
     for (const task of this.#tasks.values()) {
       if (isFinalStatus(task.snap.status)) continue;
-      task.notify = false;
+      this.#delivery.mute(task);
       if (!this.#options.keepRunningAfterCall || isVoiceSpecialist(task.spec)) {
         this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The call ended.'));
       }
@@ -357,7 +363,7 @@ export class TaskManager implements DelegationHost {
     const pending: Promise<TaskResult>[] = [];
     for (const task of this.#tasks.values()) {
       if (isFinalStatus(task.snap.status)) continue;
-      task.notify = false;
+      this.#delivery.mute(task);
       this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The task manager closed.'));
       pending.push(task.done);
     }
@@ -559,7 +565,7 @@ export class TaskManager implements DelegationHost {
 
     const settle = () => {
       this.#records.finished(task);
-      task.settled = true;
+      this.#delivery.settle(task);
       task.resolve(result);
       this.#events.emit('finished', task);
       this.#delivery.afterFinish(task);

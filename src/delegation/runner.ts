@@ -19,6 +19,7 @@ import { z } from 'zod/v4';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { readModelCall, watchModelCall } from '../core/model-call.js';
+import { checkRange, whole } from '../core/options.js';
 
 /** Name of the tool a sub-agent with an `output` schema calls to hand in its result. */
 export const SUBMIT_RESULT_TOOL = 'submit_result';
@@ -192,9 +193,7 @@ export async function runHeadless<O = unknown>(
 ): Promise<HeadlessRunResult<O>> {
   const { model, conversation, signal, output, maxTurns } = options;
   const progress = options.progress ?? newProgress();
-  if (!(maxTurns >= 1)) {
-    throw new TasklineError('invalid_argument', `maxTurns must be at least 1, got ${maxTurns}.`);
-  }
+  checkRange('maxTurns', maxTurns, whole(1));
 
   let submitted: { value: O } | undefined;
   const extra: llm.FunctionTool[] = [];

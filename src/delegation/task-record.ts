@@ -16,18 +16,22 @@ import { dict } from './validate.js';
 /** The stage a task's progress is recorded under. */
 export const EXECUTION_STAGE = 'execution';
 
+/**
+ * The wire's word (a record's state) for each task status: the one place the in-call words
+ * meet the published contract's (a timeout is `expired`, a queued task `pending`).
+ */
+const WIRE_STATE: { readonly [S in TaskStatus]: DelegationState } = {
+  queued: 'pending',
+  running: 'in_progress',
+  done: 'done',
+  failed: 'failed',
+  cancelled: 'cancelled',
+  timeout: 'expired',
+};
+
 /** Record state for a task status (a timeout is `expired`). */
 export function recordState(status: TaskStatus): DelegationState {
-  switch (status) {
-    case 'queued':
-      return 'pending';
-    case 'running':
-      return 'in_progress';
-    case 'timeout':
-      return 'expired';
-    default:
-      return status;
-  }
+  return WIRE_STATE[status];
 }
 
 /** Who is who in a task's record. */

@@ -1,5 +1,6 @@
 import type { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, checkRange, millis, type OptionTable, whole } from '../core/options.js';
 import { announceOf } from './announce.js';
 import { derivedCheck, isZodSchema, sourceMasked } from './answer-check.js';
 import { assertCondition } from './conditions.js';
@@ -50,6 +51,21 @@ export interface Flow<R> extends FlowLike<R> {
 export type FlowValueOf<F> = F extends FlowLike<infer R> ? R : never;
 
 const ID = /^[a-z][a-z0-9_]*$/i;
+
+/** A flow's numeric options (`flow(name, options)`), each with its accepted range. */
+const FLOW_OPTIONS = {
+  maxBackSteps: { range: whole(0, 20) },
+  maxStepRuns: { range: whole(1, 1000) },
+} as const satisfies OptionTable;
+
+/** A step's numeric options (`.step(id, source, options)`), each with its accepted range. */
+const STEP_OPTIONS = {
+  maxVisits: { range: whole(1, 20) },
+  timeoutMs: { range: millis(500, 3_600_000) },
+} as const satisfies OptionTable;
+
+/** How long an async `next.pick` may take. */
+const PICK_TIMEOUT = millis(100, 60_000);
 
 /**
  * Builds a flow step by step; each `step()` returns a new builder whose result type
@@ -162,25 +178,7 @@ export function flow(name: string, options: FlowOptions = {}): FlowBuilder<[]> {
       `Flow name "${name}" must start with a letter and use only letters, digits and "_".`,
     );
   }
-  const { maxBackSteps, maxStepRuns } = options;
-  if (
-    maxBackSteps !== undefined &&
-    !(Number.isInteger(maxBackSteps) && maxBackSteps >= 0 && maxBackSteps <= 20)
-  ) {
-    throw new TasklineError(
-      'invalid_argument',
-      `maxBackSteps must be a whole number from 0 to 20 (got ${String(maxBackSteps)}).`,
-    );
-  }
-  if (
-    maxStepRuns !== undefined &&
-    !(Number.isInteger(maxStepRuns) && maxStepRuns >= 1 && maxStepRuns <= 1000)
-  ) {
-    throw new TasklineError(
-      'invalid_argument',
-      `maxStepRuns must be a whole number from 1 to 1000 (got ${String(maxStepRuns)}).`,
-    );
-  }
+  checkOptions(FLOW_OPTIONS, options);
   const { version, migrate } = options;
   if (
     version !== undefined &&
@@ -210,24 +208,7 @@ function checkStep(def: FlowDefinition, id: string, opts: StepOptions<unknown>):
   if (def.steps.some((s) => s.id === id)) {
     throw new TasklineError('invalid_argument', `Flow "${def.name}" already has a step "${id}".`);
   }
-  if (
-    opts.maxVisits !== undefined &&
-    !(Number.isInteger(opts.maxVisits) && opts.maxVisits >= 1 && opts.maxVisits <= 20)
-  ) {
-    throw new TasklineError(
-      'invalid_argument',
-      `Step "${id}": maxVisits must be a whole number from 1 to 20 (got ${String(opts.maxVisits)}).`,
-    );
-  }
-  if (
-    opts.timeoutMs !== undefined &&
-    !(Number.isFinite(opts.timeoutMs) && opts.timeoutMs >= 500 && opts.timeoutMs <= 3_600_000)
-  ) {
-    throw new TasklineError(
-      'invalid_argument',
-      `Step "${id}": timeoutMs must be between 500 and 3600000 ms (got ${String(opts.timeoutMs)}).`,
-    );
-  }
+  checkOptions(STEP_OPTIONS, opts, { owner: `Step "${id}"` });
   const next = opts.next;
   if (
     next !== undefined &&
@@ -329,13 +310,7 @@ function checkNext(def: FlowDefinition, step: StepDef): void {
     return;
   }
   if (isPick(next)) {
-    const ms = next.timeoutMs;
-    if (ms !== undefined && !(Number.isFinite(ms) && ms >= 100 && ms <= 60_000)) {
-      throw new TasklineError(
-        'invalid_argument',
-        `Step "${step.id}": a pick's timeoutMs must be between 100 and 60000 ms (got ${String(ms)}).`,
-      );
-    }
+    checkRange('next.timeoutMs', next.timeoutMs, PICK_TIMEOUT, { owner: `Step "${step.id}"` });
     if (next.onError !== undefined && !next.to.includes(next.onError)) {
       throw new TasklineError(
         'invalid_argument',

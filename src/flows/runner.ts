@@ -11,7 +11,7 @@ import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { type CallContext, callOf } from '../core/call.js';
-import { TasklineError } from '../core/errors.js';
+import { checkOptions, millis, type OptionTable } from '../core/options.js';
 import { inFlowSpan, recordStep, traceFlow, traceStep } from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
@@ -65,6 +65,12 @@ export { defaultResumeLine, GO_BACK_TOOL };
 
 const ENDS_FLOW = new Set(['hangup', 'cancelled', 'transferred']);
 
+/** A run's numeric options ({@link FlowRunOptions}), each with its accepted range. */
+const RUN_OPTIONS = {
+  checkpointTimeoutMs: { range: millis(100) },
+  resumeWindowMs: { range: { ...millis(0), infinite: true } },
+} as const satisfies OptionTable;
+
 /**
  * Runs a flow as an upstream AgentTask (as TaskGroup does), so it can be awaited from a
  * tool or `onEnter` and nested in other flows. Each step's task runs inline in turn with
@@ -111,24 +117,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       instructions: `Runs the steps of the "${definition.name}" flow.`,
       chatCtx: options.chatCtx,
     });
-    if (
-      options.checkpointTimeoutMs !== undefined &&
-      !(Number.isFinite(options.checkpointTimeoutMs) && options.checkpointTimeoutMs >= 100)
-    ) {
-      throw new TasklineError(
-        'invalid_argument',
-        `checkpointTimeoutMs must be a number of at least 100 ms (got ${String(options.checkpointTimeoutMs)}).`,
-      );
-    }
-    if (
-      options.resumeWindowMs !== undefined &&
-      !(typeof options.resumeWindowMs === 'number' && options.resumeWindowMs >= 0)
-    ) {
-      throw new TasklineError(
-        'invalid_argument',
-        `resumeWindowMs must be a number of ms >= 0, or Infinity (got ${String(options.resumeWindowMs)}).`,
-      );
-    }
+    checkOptions(RUN_OPTIONS, options);
     this.sealKeys = checkSealKeys(options.sealKeys);
     this.definition = definition;
     this.options = options;

@@ -1,4 +1,4 @@
-import { TasklineError } from '../core/errors.js';
+import { checkOptions, millis, type OptionTable, whole } from '../core/options.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 
 /** Re-prompts per attempt: entry i is spoken after the (i+1)-th failure; the last repeats. */
@@ -62,44 +62,31 @@ export const DEFAULT_RETRY: RetryPolicy = {
 /** Defaults for {@link Watchdog}. */
 export const DEFAULT_WATCHDOG: Watchdog = { maxDurationMs: 300_000, maxTurns: 12 };
 
-const CAP_KEYS = ['maxNoInput', 'maxNoMatch', 'maxInvalid', 'maxAttempts'] as const;
+/** A retry policy's numeric options, each with its accepted range. */
+const RETRY_OPTIONS = {
+  maxNoInput: { range: whole(1, 20), default: DEFAULT_RETRY.maxNoInput },
+  maxNoMatch: { range: whole(1, 20), default: DEFAULT_RETRY.maxNoMatch },
+  maxInvalid: { range: whole(1, 20), default: DEFAULT_RETRY.maxInvalid },
+  maxAttempts: { range: whole(1, 20), default: DEFAULT_RETRY.maxAttempts },
+  noInputTimeoutMs: { range: millis(500, 120_000), default: DEFAULT_RETRY.noInputTimeoutMs },
+} as const satisfies OptionTable;
+
+/** A watchdog's numeric options, each with its accepted range. */
+const WATCHDOG_OPTIONS = {
+  maxDurationMs: { range: millis(1_000, 3_600_000), default: DEFAULT_WATCHDOG.maxDurationMs },
+  maxTurns: { range: whole(1, 200), default: DEFAULT_WATCHDOG.maxTurns },
+} as const satisfies OptionTable;
 
 /** Merges overrides onto the defaults and rejects anything unbounded or nonsensical. */
 export function resolveRetry<T>(overrides: Partial<RetryPolicy<T>> = {}): RetryPolicy<T> {
-  const policy = { ...DEFAULT_RETRY, ...overrides } as RetryPolicy<T>;
-  for (const key of CAP_KEYS) {
-    const v = policy[key];
-    if (!Number.isInteger(v) || v < 1 || v > 20) {
-      throw new TasklineError(
-        'invalid_argument',
-        `retry.${key} must be a whole number from 1 to 20 (got ${String(v)}): caps keep a call from looping forever.`,
-      );
-    }
-  }
-  checkDuration('retry.noInputTimeoutMs', policy.noInputTimeoutMs, 500, 120_000);
-  return policy;
+  // Caps keep a call from looping forever: each is bounded, its default filled in.
+  const caps = checkOptions(RETRY_OPTIONS, overrides, { prefix: 'retry.' });
+  return { ...DEFAULT_RETRY, ...overrides, ...caps } as RetryPolicy<T>;
 }
 
 /** Merges overrides onto the default watchdog and validates it. */
 export function resolveWatchdog(overrides: Partial<Watchdog> = {}): Watchdog {
-  const w = { ...DEFAULT_WATCHDOG, ...overrides };
-  checkDuration('watchdog.maxDurationMs', w.maxDurationMs, 1_000, 3_600_000);
-  if (!Number.isInteger(w.maxTurns) || w.maxTurns < 1 || w.maxTurns > 200) {
-    throw new TasklineError(
-      'invalid_argument',
-      `watchdog.maxTurns must be a whole number from 1 to 200 (got ${String(w.maxTurns)}).`,
-    );
-  }
-  return w;
-}
-
-function checkDuration(name: string, v: number, min: number, max: number): void {
-  if (!Number.isFinite(v) || v < min || v > max) {
-    throw new TasklineError(
-      'invalid_argument',
-      `${name} must be between ${min} and ${max} ms (got ${String(v)}).`,
-    );
-  }
+  return { ...overrides, ...checkOptions(WATCHDOG_OPTIONS, overrides, { prefix: 'watchdog.' }) };
 }
 
 /** The re-prompt for the n-th failure (1-based) of a kind, tapering to the last entry. */

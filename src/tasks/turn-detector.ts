@@ -20,6 +20,7 @@
 import { type llm, voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import type { TurnJudgement } from '../core/expectation.js';
+import { checkRange, millis } from '../core/options.js';
 import { Acknowledgement } from './turn-acknowledgement.js';
 
 /** Upstream's text-based turn detector interface (`_TurnDetector`), as the session takes it. */
@@ -138,9 +139,7 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
 
   constructor(options: TaskAwareTurnOptions = {}) {
     const unknown = options.unknownDelayMs ?? TURN_TIMING.unknownDelayMs;
-    if (!(Number.isFinite(unknown) && unknown >= 0 && unknown <= 10_000)) {
-      throw new RangeError(`unknownDelayMs must be 0-10000 ms, got ${String(unknown)}`);
-    }
+    checkRange('unknownDelayMs', unknown, millis(0, 10_000));
     this.fallback = options.fallback;
     this.unknownDelayMs = unknown;
     this.onDecision = options.onDecision;

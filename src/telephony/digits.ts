@@ -1,6 +1,7 @@
 import type { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, millis, type OptionTable, whole } from '../core/options.js';
 import { maskPII } from '../core/pii.js';
 import { type CaptureDefinition, captureDefinition } from '../tasks/define.js';
 import { spokenDigits } from '../tasks/parsers/digits.js';
@@ -63,7 +64,14 @@ export interface ResolvedDigitsOptions
   chatCtx?: llm.ChatContext;
 }
 
-const DURATION = { min: 500, max: 120_000 };
+/** How long collectDigits waits for a key (first or next). */
+const DURATION = millis(500, 120_000);
+
+/** How many digits collectDigits takes, each with its accepted range. */
+const DIGIT_COUNTS = {
+  minDigits: { range: whole(1, 64), default: 1 },
+  maxDigits: { range: whole(1, 64), default: 32 },
+} as const satisfies OptionTable;
 
 /** Applies defaults and rejects contradictory options with a clear TasklineError. */
 export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDigitsOptions {
@@ -79,19 +87,7 @@ export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDig
   if (!options.prompt?.trim()) {
     throw new TasklineError('invalid_argument', 'collectDigits needs a prompt to speak.');
   }
-  const minDigits = options.minDigits ?? 1;
-  const maxDigits = options.maxDigits ?? 32;
-  for (const [key, v] of [
-    ['minDigits', minDigits],
-    ['maxDigits', maxDigits],
-  ] as const) {
-    if (!Number.isInteger(v) || v < 1 || v > 64) {
-      throw new TasklineError(
-        'invalid_argument',
-        `${key} must be a whole number from 1 to 64 (got ${String(v)}).`,
-      );
-    }
-  }
+  const { minDigits, maxDigits } = checkOptions(DIGIT_COUNTS, options);
   if (minDigits > maxDigits) {
     throw new TasklineError(
       'invalid_argument',
@@ -120,19 +116,13 @@ export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDig
       );
     }
   }
-  const firstDigitTimeoutMs = options.firstDigitTimeoutMs ?? retry.noInputTimeoutMs;
-  const interDigitTimeoutMs = options.interDigitTimeoutMs ?? 5_000;
-  for (const [key, v] of [
-    ['firstDigitTimeoutMs', firstDigitTimeoutMs],
-    ['interDigitTimeoutMs', interDigitTimeoutMs],
-  ] as const) {
-    if (!Number.isFinite(v) || v < DURATION.min || v > DURATION.max) {
-      throw new TasklineError(
-        'invalid_argument',
-        `${key} must be between ${DURATION.min} and ${DURATION.max} ms (got ${String(v)}).`,
-      );
-    }
-  }
+  const { firstDigitTimeoutMs, interDigitTimeoutMs } = checkOptions(
+    {
+      firstDigitTimeoutMs: { range: DURATION, default: retry.noInputTimeoutMs },
+      interDigitTimeoutMs: { range: DURATION, default: 5_000 },
+    },
+    options,
+  );
   const mask = options.mask ?? false;
   return {
     ...options,

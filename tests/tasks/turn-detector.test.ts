@@ -164,8 +164,15 @@ describe('task-aware end of turn', () => {
   it('serves one session only, and refuses nonsense timing', () => {
     const { detector } = setup();
     expect(() => detector.bind(new voice.AgentSession({}))).toThrow(/one session/);
-    expect(() => new TaskAwareTurnDetector({ unknownDelayMs: -1 })).toThrow(RangeError);
-    expect(() => new TaskAwareTurnDetector({ unknownDelayMs: Number.NaN })).toThrow(RangeError);
+    const bad = /unknownDelayMs must be between 0 and 10000 ms \(got (-1|NaN)\)/;
+    expect(() => new TaskAwareTurnDetector({ unknownDelayMs: -1 })).toThrow(bad);
+    expect(() => new TaskAwareTurnDetector({ unknownDelayMs: Number.NaN })).toThrow(bad);
+    try {
+      new TaskAwareTurnDetector({ unknownDelayMs: 20_000 });
+      expect.unreachable('a delay over 10 s is refused');
+    } catch (err) {
+      expect(err).toMatchObject({ name: 'TasklineError', code: 'invalid_argument' });
+    }
   });
 
   it("installs itself and taskline's endpointing on a session", () => {

@@ -9,6 +9,7 @@ import type { WebhookEvent } from 'livekit-server-sdk';
 import { TasklineError } from '../../core/errors.js';
 import { logLine } from '../../core/log.js';
 import { loadOptional } from '../../core/optional.js';
+import { checkOptions, type OptionTable, whole } from '../../core/options.js';
 import { Guardian, type GuardianDecision } from './guardian.js';
 import { Lifelines } from './lifelines.js';
 import { type Hello, LIFELINE_PATH } from './protocol.js';
@@ -61,14 +62,12 @@ export interface RunningGuardian {
   close(): Promise<void>;
 }
 
-function checkPositive(name: string, value: number | undefined, min: number): void {
-  if (value !== undefined && !(Number.isInteger(value) && value >= min)) {
-    throw new TasklineError(
-      'invalid_argument',
-      `${name} must be a whole number of at least ${min} (got ${String(value)}).`,
-    );
-  }
-}
+/** The guardian's numeric options, each with its accepted range. */
+const GUARDIAN_OPTIONS = {
+  maxRedispatches: { range: whole(0) },
+  port: { range: whole(0, 65_535) },
+  joinWithinMs: { range: { ...whole(1_000), ms: true } },
+} as const satisfies OptionTable;
 
 /** Starts the guardian's listener; resolves once it listens. */
 export async function startGuardian(options: StartGuardianOptions): Promise<RunningGuardian> {
@@ -78,9 +77,7 @@ export async function startGuardian(options: StartGuardianOptions): Promise<Runn
       'The guardian needs the LiveKit API key and secret (LIVEKIT_API_KEY, LIVEKIT_API_SECRET).',
     );
   }
-  checkPositive('maxRedispatches', options.maxRedispatches, 0);
-  checkPositive('port', options.port, 0);
-  checkPositive('joinWithinMs', options.joinWithinMs, 1_000);
+  checkOptions(GUARDIAN_OPTIONS, options);
   const sdk = await loadOptional(
     () => import('livekit-server-sdk'),
     'livekit-server-sdk',

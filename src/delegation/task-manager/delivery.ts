@@ -1,7 +1,8 @@
 /**
- * Delivery: every completion reaches the voice agent exactly once. A task's delivery is
- * claimed once — by the inline answer of its `task` call, or here, handed to the call's
- * DeliveryChannel, which holds it until a safe moment and speaks it then. Completions that
+ * Delivery: every completion reaches the voice agent exactly once. A task's delivery state
+ * (`delivery-state.ts`, changed only through its table) is claimed once — by the inline answer
+ * of its `task` call, or here, handed to the call's DeliveryChannel, which holds it until a
+ * safe moment and speaks it then. Completions that
  * finish close together are handed over together (one reply): the first opens a window of
  * `coalesceMs`, and the window closes early once no other task is queued or running, since
  * nothing else could join it (so a single result never waits on a clock that may not move).
@@ -12,6 +13,7 @@ import { logLine } from '../../core/log.js';
 import { DeliveryChannel, type DeliveryEntry, type ReplyInstructions } from '../channel.js';
 import type { DeliverAt } from '../floor.js';
 import type { TaskSnapshot } from '../types.js';
+import { step } from './delivery-state.js';
 import type { Emit } from './events.js';
 import type { TaskState } from './state.js';
 import { deliveryText } from './wording.js';
@@ -73,41 +75,57 @@ export class Delivery {
     this.#channel = new DeliveryChannel(session, instructions, deliverAt);
   }
 
-  /** Takes the task's delivery; false when someone already has. */
-  claim(task: TaskState): boolean {
-    if (task.claimed) return false;
-    task.claimed = true;
-    return true;
+  /** The voice agent's `task` call starts waiting on the task (it answers inline or hands back). */
+  hold(task: TaskState): void {
+    step(task, 'hold');
+  }
+
+  /** The waiting `task` call returned: a result already in is delivered now. */
+  release(task: TaskState): void {
+    step(task, 'release');
+    this.afterFinish(task);
+  }
+
+  /** Nobody is to be told any more (the call or the manager ended). */
+  mute(task: TaskState): void {
+    step(task, 'mute');
+  }
+
+  /** The task's result is in (its files written); {@link afterFinish} delivers it. */
+  settle(task: TaskState): void {
+    step(task, 'settle');
   }
 
   /** The model asked for the task's end (or nobody is to be told): nothing is spoken. */
   waive(task: TaskState): void {
-    task.claimed = true;
-    task.snap.delivery = 'none';
+    step(task, 'waive');
   }
 
-  /** Records an answer given inside the `task` call itself. */
+  /** Records an answer given inside the `task` call itself (unless its delivery was waived). */
   inline(task: TaskState): void {
-    if (!this.claim(task)) return;
-    task.snap.delivery = 'inline';
+    if (step(task, 'inline') !== 'inline') return;
     this.emit('delivered', task, 'inline');
     receipt(task);
   }
 
-  /** After a task ended: speak it, unless a waiting tool call or an inline answer does. */
+  /** After a task ended: speak it, unless a waiting `task` call holds it or it was claimed. */
   afterFinish(task: TaskState): void {
-    if (task.waiter || task.claimed || !task.settled) return;
-    const channel = this.#channel;
-    if (!task.notify || !channel || channel.closed) {
-      this.waive(task);
+    if (task.delivery === 'ready_muted') {
+      step(task, 'waive');
       return;
     }
-    this.claim(task);
-    this.#join(this.entry(task));
+    if (task.delivery !== 'ready') return;
+    const channel = this.#channel;
+    if (!channel || channel.closed) {
+      step(task, 'waive');
+      return;
+    }
+    step(task, 'enqueue');
+    this.#join(this.#entry(task));
   }
 
   /** The channel entry that speaks a task's result and marks it delivered when spoken. */
-  entry(task: TaskState): DeliveryEntry {
+  #entry(task: TaskState): DeliveryEntry {
     const line = (task.resultLine ?? this.host.resultLine)?.(task.snap);
     return {
       taskId: task.snap.id,
@@ -115,12 +133,12 @@ export class Delivery {
       ...(line ? { line } : {}),
       ...(task.origin ? { origin: task.origin } : {}),
       onDelivered: () => {
-        task.snap.delivery = 'spoken';
+        step(task, 'spoken');
         this.emit('delivered', task, 'spoken');
         receipt(task);
       },
       onDropped: () => {
-        task.snap.delivery = 'none';
+        step(task, 'dropped');
       },
     };
   }

@@ -80,7 +80,7 @@ export async function runVoiceTaskCall(
     background: !voiceTask,
   });
   const remind = (text: string) => (reminders.length > 0 ? `${text} ${reminders.join(' ')}` : text);
-  const mode = modeOf(args, voiceTask, host.options.defaultMode ?? 'auto');
+  const mode = modeOf(args, voiceTask, host.limits.defaultMode);
   let task: TaskState;
   try {
     task = host.create(
@@ -102,7 +102,7 @@ export async function runVoiceTaskCall(
   }
   const delivery = host.delivery;
   // From here until this call returns, the call itself owns the task's delivery.
-  task.waiter = true;
+  delivery.hold(task);
   try {
     if (voiceTask) {
       // The specialist needs the floor: release the turn, then it runs in the foreground.
@@ -118,7 +118,7 @@ export async function runVoiceTaskCall(
           return taskToolOutput(snapshotOf(task), reminders);
         }
       }
-      const line = host.options.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE;
+      const line = host.limits.releaseLine?.(snapshotOf(task)) ?? DEFAULT_RELEASE_LINE;
       await ctx.update(remind(releaseText(task.snap, line)));
       markReleased(host, task);
     }
@@ -129,9 +129,8 @@ export async function runVoiceTaskCall(
     await settledOr(task, [signal, host.callSignal]);
     return undefined;
   } finally {
-    task.waiter = false;
     // Interrupted or cut short: the manager delivers it itself when it ends.
-    delivery.afterFinish(task);
+    delivery.release(task);
   }
 }
 

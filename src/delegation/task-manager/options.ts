@@ -5,6 +5,14 @@
 import type { APIConnectOptions, llm } from '@livekit/agents';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import {
+  type CheckedOptions,
+  checkOptions,
+  checkRange,
+  millis,
+  type OptionTable,
+  whole,
+} from '../../core/options.js';
 import type { FileBackend } from '../../tools/files/backend.js';
 import type { ReplyInstructions } from '../channel.js';
 import { DELIVER_AT, type DeliverAt } from '../floor.js';
@@ -37,8 +45,80 @@ export const DEFAULT_MAX_TURNS = 20;
 /** Default window in which completions are gathered into one spoken reply. */
 export const DEFAULT_COALESCE_MS = 250;
 
-/** Options for {@link TaskManager}. */
-export interface TaskManagerOptions {
+/** How the voice agent's `task` call answers ({@link TaskManagerOptions.turn}). */
+export interface TaskTurnOptions {
+  /** Mode when the model does not say (default `auto`). */
+  defaultMode?: TaskMode;
+  /** `auto` answers inline when done within this long (default 2 s). */
+  inlineWindowMs?: number;
+  /** Longest inline wait of an explicit foreground request (default 20 s). */
+  foregroundCapMs?: number;
+  /** The sentence suggested to the voice agent when a task goes to the background. */
+  releaseLine?: (task: TaskSnapshot) => string;
+}
+
+/** How many tasks run, how deep and how long ({@link TaskManagerOptions.limits}). */
+export interface TaskLimitOptions {
+  /** Top-level tasks running at once (default 4). Nested tasks run in their parent's slot. */
+  maxParallel?: number;
+  /** Tasks waiting for a slot (default 8); 0 refuses a task when all slots are busy. */
+  queueLimit?: number;
+  /** Deepest nesting (default 2): depth-`maxDepth` sub-agents get no `task` tool. */
+  maxDepth?: number;
+  /** Time a task may take from its creation (default 2 min); a timeout keeps partial output. */
+  timeoutMs?: number;
+  /** Model turns of one headless run (default 20). */
+  maxTurns?: number;
+}
+
+/** When and how a finished task's result is spoken ({@link TaskManagerOptions.delivery}). */
+export interface TaskDeliveryOptions {
+  /**
+   * When a finished task's result is spoken (see {@link DeliverAt}): `step` (default) at the
+   * next safe moment, never between a question and its answer; `idle` only when no step is
+   * in progress; `interrupt` as soon as the line is idle, asking an open question again after.
+   */
+  deliverAt?: DeliverAt;
+  /**
+   * Results ready within this long of the first one are spoken in one reply (default
+   * 250 ms on the call's clock, cut short when no other task is queued or running; 0 hands
+   * each over at once).
+   */
+  coalesceMs?: number;
+  /**
+   * Words to say for a finished task instead of a reply the voice agent's model words (an
+   * IVR bot without a model, or a result that must be said exactly). Return undefined to let
+   * the model word that one. Per task: {@link StartTaskOptions.resultLine}.
+   */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
+  /** Longest spoken summary (default 300 characters). */
+  summaryChars?: number;
+  /** Instructions of the deferred reply that speaks results. */
+  replyInstructions?: ReplyInstructions;
+}
+
+/** Where a manager's task records live ({@link TaskManagerOptions.records}). */
+export interface TaskRecordOptions {
+  /** Where task records live (in memory by default). */
+  store?: DelegationStore;
+  /** The voice agent's identity in task records (default `voice-agent`). */
+  agentId?: string;
+  /** Prefix of record ids, unique per manager (random by default). */
+  namespace?: string;
+}
+
+/**
+ * The flat spellings of the grouped options, still accepted (the docs showed them): each is
+ * the same option as in its group; giving both spellings of one option is an error.
+ */
+export interface FlatTaskManagerOptions
+  extends TaskTurnOptions,
+    TaskLimitOptions,
+    TaskDeliveryOptions,
+    TaskRecordOptions {}
+
+/** Options for {@link TaskManager}, grouped by concern (the flat spellings work too). */
+export interface TaskManagerOptions extends FlatTaskManagerOptions {
   /** Sub-agent types besides the general-purpose one. */
   subagents?: readonly AnySubAgent[];
   /** Offer the general-purpose sub-agent (default true), optionally customized. */
@@ -59,56 +139,18 @@ export interface TaskManagerOptions {
   allowModelOverride?: boolean;
   /** The parent's file backend: results and merged child files land here. */
   files?: FileBackend;
-  /** Where task records live (in memory by default). */
-  store?: DelegationStore;
   /** Timers; the attached call's clock by default. */
   clock?: Clock;
-  /** Mode when the model does not say (default `auto`). */
-  defaultMode?: TaskMode;
-  /** `auto` answers inline when done within this long (default 2 s). */
-  inlineWindowMs?: number;
-  /** Longest inline wait of an explicit foreground request (default 20 s). */
-  foregroundCapMs?: number;
-  /** Top-level tasks running at once (default 4). Nested tasks run in their parent's slot. */
-  maxParallel?: number;
-  /** Tasks waiting for a slot (default 8); 0 refuses a task when all slots are busy. */
-  queueLimit?: number;
-  /** Deepest nesting (default 2): depth-`maxDepth` sub-agents get no `task` tool. */
-  maxDepth?: number;
-  /** Time a task may take from its creation (default 2 min); a timeout keeps partial output. */
-  timeoutMs?: number;
-  /** Model turns of one headless run (default 20). */
-  maxTurns?: number;
   /** Keep tasks running after the call ends, as durable records (default false: cancel). */
   keepRunningAfterCall?: boolean;
-  /**
-   * Results ready within this long of the first one are spoken in one reply (default
-   * 250 ms on the call's clock, cut short when no other task is queued or running; 0 hands
-   * each over at once).
-   */
-  coalesceMs?: number;
-  /**
-   * When a finished task's result is spoken (see {@link DeliverAt}): `step` (default) at the
-   * next safe moment, never between a question and its answer; `idle` only when no step is
-   * in progress; `interrupt` as soon as the line is idle, asking an open question again after.
-   */
-  deliverAt?: DeliverAt;
-  /**
-   * Words to say for a finished task instead of a reply the voice agent's model words (an
-   * IVR bot without a model, or a result that must be said exactly). Return undefined to let
-   * the model word that one. Per task: {@link StartTaskOptions.resultLine}.
-   */
-  resultLine?: (task: TaskSnapshot) => string | undefined;
-  /** Longest spoken summary (default 300 characters). */
-  summaryChars?: number;
-  /** The sentence suggested to the voice agent when a task goes to the background. */
-  releaseLine?: (task: TaskSnapshot) => string;
-  /** Instructions of the deferred reply that speaks results. */
-  replyInstructions?: ReplyInstructions;
-  /** The voice agent's identity in task records (default `voice-agent`). */
-  agentId?: string;
-  /** Prefix of record ids, unique per manager (random by default). */
-  namespace?: string;
+  /** How the voice agent's `task` call answers: mode, inline window, release line. */
+  turn?: TaskTurnOptions;
+  /** How many tasks run, how deep, how long. */
+  limits?: TaskLimitOptions;
+  /** When and how results are spoken. */
+  delivery?: TaskDeliveryOptions;
+  /** Where task records live. */
+  records?: TaskRecordOptions;
 }
 
 /** A task the host starts directly (not through the model). */
@@ -129,55 +171,73 @@ export interface StartTaskOptions {
   resultLine?: (task: TaskSnapshot) => string | undefined;
 }
 
-/** `value` when it is a finite number of at least `min`, `fallback` when absent. */
-export function positive(
-  name: string,
-  value: number | undefined,
-  fallback: number,
-  min = 1,
-): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value < min) {
-    throw new TasklineError(
-      'invalid_argument',
-      `${name} must be a number of at least ${min}, got ${value}.`,
-    );
+/** The manager's numeric options, each with its accepted range and default. */
+const NUMERIC_OPTIONS = {
+  inlineWindowMs: { range: millis(0), default: DEFAULT_INLINE_WINDOW_MS },
+  foregroundCapMs: { range: millis(0), default: DEFAULT_FOREGROUND_CAP_MS },
+  maxParallel: { range: whole(1), default: DEFAULT_MAX_PARALLEL },
+  queueLimit: { range: whole(0), default: DEFAULT_QUEUE_LIMIT },
+  maxDepth: { range: whole(1), default: DEFAULT_MAX_DEPTH },
+  timeoutMs: { range: millis(1), default: DEFAULT_TASK_TIMEOUT_MS },
+  maxTurns: { range: whole(1), default: DEFAULT_MAX_TURNS },
+  summaryChars: { range: whole(20), default: DEFAULT_SUMMARY_CHARS },
+  coalesceMs: { range: millis(0), default: DEFAULT_COALESCE_MS },
+} as const satisfies OptionTable;
+
+/** Which group each grouped option belongs to. */
+const GROUPS = {
+  turn: ['defaultMode', 'inlineWindowMs', 'foregroundCapMs', 'releaseLine'],
+  limits: ['maxParallel', 'queueLimit', 'maxDepth', 'timeoutMs', 'maxTurns'],
+  delivery: ['deliverAt', 'coalesceMs', 'resultLine', 'summaryChars', 'replyInstructions'],
+  records: ['store', 'agentId', 'namespace'],
+} as const satisfies Record<
+  'turn' | 'limits' | 'delivery' | 'records',
+  readonly (keyof FlatTaskManagerOptions)[]
+>;
+
+/**
+ * One option per name, from its group or its flat spelling; throws `invalid_argument` when
+ * both spellings of one option are given.
+ */
+export function flatOptions(options: TaskManagerOptions): FlatTaskManagerOptions {
+  const out: Record<string, unknown> = {};
+  for (const [group, keys] of Object.entries(GROUPS)) {
+    const grouped = options[group as keyof typeof GROUPS] as Record<string, unknown> | undefined;
+    for (const key of keys) {
+      const flat = options[key];
+      const inGroup = grouped?.[key];
+      if (flat !== undefined && inGroup !== undefined) {
+        throw new TasklineError(
+          'invalid_argument',
+          `${key} is given twice (as ${group}.${key} and as ${key}); give it once, in ${group}.`,
+          { option: `${group}.${key}` },
+        );
+      }
+      const value = inGroup ?? flat;
+      if (value !== undefined) out[key] = value;
+    }
   }
-  return value;
+  return out as FlatTaskManagerOptions;
 }
 
-/** The numeric settings of a manager, checked. */
-export interface ManagerLimits {
-  inlineWindowMs: number;
-  foregroundCapMs: number;
-  maxParallel: number;
-  queueLimit: number;
-  maxDepth: number;
-  timeoutMs: number;
-  maxTurns: number;
-  summaryChars: number;
-  coalesceMs: number;
+/** The settings a manager runs with: numbers checked and defaulted, the rest as given. */
+export type ManagerLimits = CheckedOptions<typeof NUMERIC_OPTIONS> & {
   deliverAt: DeliverAt;
-}
+  defaultMode: TaskMode;
+  releaseLine: ((task: TaskSnapshot) => string) | undefined;
+  resultLine: ((task: TaskSnapshot) => string | undefined) | undefined;
+  replyInstructions: ReplyInstructions | undefined;
+};
 
-/** Checks the numeric options and fills in the defaults. */
-export function managerLimits(options: TaskManagerOptions): ManagerLimits {
+/** Checks the options (see {@link flatOptions}) and fills in the defaults. */
+export function managerLimits(flat: FlatTaskManagerOptions): ManagerLimits {
   return {
-    inlineWindowMs: positive('inlineWindowMs', options.inlineWindowMs, DEFAULT_INLINE_WINDOW_MS, 0),
-    foregroundCapMs: positive(
-      'foregroundCapMs',
-      options.foregroundCapMs,
-      DEFAULT_FOREGROUND_CAP_MS,
-      0,
-    ),
-    maxParallel: positive('maxParallel', options.maxParallel, DEFAULT_MAX_PARALLEL),
-    queueLimit: positive('queueLimit', options.queueLimit, DEFAULT_QUEUE_LIMIT, 0),
-    maxDepth: positive('maxDepth', options.maxDepth, DEFAULT_MAX_DEPTH),
-    timeoutMs: positive('timeoutMs', options.timeoutMs, DEFAULT_TASK_TIMEOUT_MS),
-    maxTurns: positive('maxTurns', options.maxTurns, DEFAULT_MAX_TURNS),
-    summaryChars: positive('summaryChars', options.summaryChars, DEFAULT_SUMMARY_CHARS, 20),
-    coalesceMs: positive('coalesceMs', options.coalesceMs, DEFAULT_COALESCE_MS, 0),
-    deliverAt: deliverAtOf(options.deliverAt),
+    ...checkOptions(NUMERIC_OPTIONS, flat),
+    deliverAt: deliverAtOf(flat.deliverAt),
+    defaultMode: flat.defaultMode ?? 'auto',
+    releaseLine: flat.releaseLine,
+    resultLine: flat.resultLine,
+    replyInstructions: flat.replyInstructions,
   };
 }
 
@@ -187,6 +247,7 @@ function deliverAtOf(value: DeliverAt | undefined): DeliverAt {
     throw new TasklineError(
       'invalid_argument',
       `deliverAt must be one of ${DELIVER_AT.join(', ')}, got ${JSON.stringify(value)}.`,
+      { option: 'deliverAt' },
     );
   }
   return value;
@@ -212,7 +273,7 @@ export function subagentRegistry(options: TaskManagerOptions): Map<string, AnySu
     });
   }
   for (const spec of options.subagents ?? []) {
-    positive(`timeoutMs of sub-agent "${spec.name}"`, spec.timeoutMs, 1);
+    checkRange('timeoutMs', spec.timeoutMs, millis(1), { owner: `Sub-agent "${spec.name}"` });
     if (types.has(spec.name)) {
       throw new TasklineError(
         'invalid_argument',

@@ -15,6 +15,7 @@ import {
 } from '../subagent.js';
 import type { TaskMode, TaskResult, TaskSnapshot, TaskStatus } from '../types.js';
 import { createWorkspace, type Workspace } from '../workspace.js';
+import { type DeliveryState, initialDelivery, publicDelivery } from './delivery-state.js';
 
 /** A sub-agent conversation; tasks continued with `task_id` share it. */
 export interface Conversation {
@@ -36,11 +37,8 @@ export interface TaskState {
   resolve: (result: TaskResult) => void;
   timer: TimerHandle | undefined;
   progress: HeadlessProgress;
-  notify: boolean;
-  /** A tool call awaits this task to return its result as the call's final value. */
-  waiter: boolean;
-  /** Delivery was taken (inline answer, tool final, announcement, or none). */
-  claimed: boolean;
+  /** Where its result stands on the way to the caller; changed only by `delivery-state.ts`. */
+  delivery: DeliveryState;
   /** The host's line for this task's result (see StartTaskOptions.resultLine). */
   resultLine: ((task: TaskSnapshot) => string | undefined) | undefined;
   origin: voice.RunContext<unknown> | undefined;
@@ -51,8 +49,6 @@ export interface TaskState {
   /** The task's last record write while one is unsettled (writes run in order). */
   persist: Promise<void> | undefined;
   finishing: boolean;
-  /** The result is complete (files written) and `done` has resolved. */
-  settled: boolean;
   /** Nested tasks this task's sub-agent started. */
   children: number;
   /** Where this run's items start in its conversation (for the tools it called). */
@@ -166,7 +162,7 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
       createdAt: now,
       deadline: now + timeoutMs,
       released: false,
-      delivery: req.notify ? 'pending' : 'none',
+      delivery: publicDelivery(initialDelivery(req.notify)),
     },
     spec,
     conversation,
@@ -175,9 +171,7 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     resolve,
     timer: undefined,
     progress: newProgress(),
-    notify: req.notify,
-    waiter: false,
-    claimed: !req.notify,
+    delivery: initialDelivery(req.notify),
     resultLine: req.resultLine,
     origin,
     foreground: undefined,
@@ -185,7 +179,6 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     recordId: undefined,
     persist: undefined,
     finishing: false,
-    settled: false,
     children: 0,
     callsFrom: conversation?.chatCtx.items.length ?? 0,
     recovered: req.recovered,

@@ -5,6 +5,7 @@
 import type { Clock, TimerHandle } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import { isFinalStatus, type TaskResult } from '../types.js';
+import { resultIn } from './delivery-state.js';
 import type { TaskState } from './state.js';
 
 /** Resolves when `promise` settles or any signal aborts. */
@@ -22,7 +23,7 @@ export function promiseOr(promise: Promise<unknown>, signals: AbortSignal[]): Pr
 
 /** Resolves when the task ends or any signal aborts. */
 export function settledOr(task: TaskState, signals: AbortSignal[]): Promise<void> {
-  if (task.settled) return Promise.resolve();
+  if (resultIn(task.delivery)) return Promise.resolve();
   return promiseOr(task.done, signals);
 }
 
@@ -33,7 +34,7 @@ export function settledWithin(
   signal: AbortSignal,
   clock: Clock,
 ): Promise<boolean> {
-  if (task.settled) return Promise.resolve(true);
+  if (resultIn(task.delivery)) return Promise.resolve(true);
   return new Promise<boolean>((resolve) => {
     let settled = false;
     const finish = (value: boolean) => {

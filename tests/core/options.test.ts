@@ -1,0 +1,63 @@
+// Numeric options declared once with their range: what a host sees for a bad value.
+import { describe, expect, it } from 'vitest';
+import { isTasklineError } from '../../src/core/errors.js';
+import {
+  checkOptions,
+  checkRange,
+  describeRange,
+  millis,
+  type OptionTable,
+  whole,
+} from '../../src/core/options.js';
+
+function thrown(fn: () => unknown): unknown {
+  try {
+    fn();
+  } catch (err) {
+    return err;
+  }
+  throw new Error('expected a throw');
+}
+
+describe('declared option ranges', () => {
+  it('say the range in words', () => {
+    expect(describeRange(whole(1, 20))).toBe('a whole number from 1 to 20');
+    expect(describeRange(whole(0))).toBe('a whole number of at least 0');
+    expect(describeRange(millis(500, 3_600_000))).toBe('between 500 and 3600000 ms');
+    expect(describeRange(millis(100))).toBe('a number of at least 100 ms');
+    expect(describeRange({ ...millis(0), infinite: true })).toBe(
+      'a number of at least 0 ms, or Infinity',
+    );
+  });
+
+  it('refuse NaN, Infinity, fractions of a count, strings and out-of-range values', () => {
+    for (const bad of [Number.NaN, Infinity, 2.5, '3', 0, 21, null]) {
+      const err = thrown(() => checkRange('maxVisits', bad, whole(1, 20), { owner: 'Step "a"' }));
+      expect(isTasklineError(err, 'invalid_argument')).toBe(true);
+      expect((err as Error).message).toMatch(
+        /^Step "a": maxVisits must be a whole number from 1 to 20 \(got .+\)\.$/,
+      );
+    }
+    expect(checkRange('maxVisits', 20, whole(1, 20))).toBe(20);
+    expect(checkRange('maxVisits', undefined, whole(1, 20))).toBeUndefined();
+    expect(checkRange('resumeWindowMs', Infinity, { ...millis(0), infinite: true })).toBe(Infinity);
+  });
+
+  it('check a table: defaults filled, the first bad option named with its prefix', () => {
+    const table = {
+      maxNoInput: { range: whole(1, 20), default: 3 },
+      noInputTimeoutMs: { range: millis(500, 120_000) },
+    } as const satisfies OptionTable;
+    expect(checkOptions(table, {})).toEqual({ maxNoInput: 3, noInputTimeoutMs: undefined });
+    expect(checkOptions(table, { maxNoInput: 5, other: 'kept out' })).toEqual({
+      maxNoInput: 5,
+      noInputTimeoutMs: undefined,
+    });
+    const err = thrown(() => checkOptions(table, { noInputTimeoutMs: 10 }, { prefix: 'retry.' }));
+    expect(err).toMatchObject({
+      code: 'invalid_argument',
+      message: 'retry.noInputTimeoutMs must be between 500 and 120000 ms (got 10).',
+      details: { option: 'retry.noInputTimeoutMs', range: 'between 500 and 120000 ms' },
+    });
+  });
+});
