@@ -5,7 +5,7 @@
 import type { APIConnectOptions, llm } from '@livekit/agents';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
-import type { FileBackend } from '../../tools/files/backend.js';
+import type { FileBackend } from '../../deep-agent/tools/files/backend.js';
 import type { ReplyInstructions } from '../channel.js';
 import { DELIVER_AT, type DeliverAt } from '../floor.js';
 import type { DelegationStore } from '../record.js';

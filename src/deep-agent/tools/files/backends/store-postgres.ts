@@ -1,12 +1,12 @@
 import type { Pool } from 'pg';
-import { TasklineError } from '../../../core/errors.js';
+import { TasklineError } from '../../../../core/errors.js';
 import {
   type BoundedClient,
   PgGate,
   type PostgresTimeouts,
   quoteTable,
   resolvePgTimeouts,
-} from '../../../core/postgres.js';
+} from '../../../../core/postgres.js';
 import {
   ancestorsOf,
   checkStoreWrite,

@@ -1,7 +1,7 @@
 import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { TasklineError } from '../../../core/errors.js';
-import { requireOptional } from '../../../core/optional.js';
+import { TasklineError } from '../../../../core/errors.js';
+import { requireOptional } from '../../../../core/optional.js';
 import {
   ancestorsOf,
   checkStoreWrite,

@@ -19,9 +19,9 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
-import { TasklineError } from '../../core/errors.js';
-import { requireOptional } from '../../core/optional.js';
+import { type Clock, systemClock, type TimerHandle } from '../../../core/clock.js';
+import { TasklineError } from '../../../core/errors.js';
+import { requireOptional } from '../../../core/optional.js';
 import type { FileBackend } from '../files/backend.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,

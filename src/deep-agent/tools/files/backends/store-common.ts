@@ -1,5 +1,5 @@
-import type { Clock } from '../../../core/clock.js';
-import { TasklineError } from '../../../core/errors.js';
+import type { Clock } from '../../../../core/clock.js';
+import { TasklineError } from '../../../../core/errors.js';
 import {
   type FileBackend,
   FileError,
