@@ -8,7 +8,7 @@
  *
  * @packageDocumentation
  */
-export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/sql/postgres.js';
 export { createDeepAgent, DeepAgent, type DeepAgentOptions } from './agent.js';
 export { type ApprovalEvent, ApprovalGate, type ApprovalGateEvents } from './approval/guard.js';
 export { APPROVAL_RECORD_TYPE, APPROVAL_STAGE, ApprovalResult } from './approval/supervisor.js';

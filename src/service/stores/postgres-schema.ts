@@ -1,13 +1,8 @@
-/**
- * The Postgres delegation store's tables and statements: the DDL run once at open (under an
- * advisory lock, so several processes may open at once) and every statement the store runs.
- * The store's logic is ./postgres.ts.
- */
+/** The Postgres delegation store's statements, and the DDL it runs once at open. */
+import { quoteIdentifier } from '../../core/sql/identifiers.js';
+import type { BoundedClient } from '../../core/sql/postgres.js';
 import { oldTablesError } from '../../delegation/stores/common.js';
-
-/** The columns a record is read from. */
-export const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
+import { delegationTablesSql, SELECT } from './rows.js';
 
 /** Every statement the store runs, by name. */
 export type PgStatements = Record<
@@ -70,45 +65,15 @@ export interface PgTableNames {
 }
 
 /** Creates the schema, tables and indexes if missing, inside the caller's transaction. */
-export async function createPgTables(
-  client: { query(sql: string, values?: unknown[]): Promise<{ rows: unknown[] }> },
-  { schema, prefix, table, outbox }: PgTableNames,
-): Promise<void> {
-  const idx = (suffix: string) => `"${prefix}delegations_${suffix}"`;
-  // Serialise concurrent first-time setup from several processes.
-  await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [table]);
-  if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS "${schema}"`);
-  await client.query(`CREATE TABLE IF NOT EXISTS ${table} (
-    delegation_id TEXT COLLATE "C" PRIMARY KEY,
-    version INTEGER NOT NULL,
-    incarnation TEXT NOT NULL,
-    task_id TEXT NOT NULL,
-    sub_task_id TEXT NOT NULL,
-    workflow_level INTEGER NOT NULL,
-    delegation_type TEXT NOT NULL,
-    sender_subject_id TEXT NOT NULL,
-    target_subject_id TEXT NOT NULL,
-    status JSONB NOT NULL,
-    sub_task_data JSONB NOT NULL,
-    open_deadline BIGINT,
-    stale_stages JSONB NOT NULL DEFAULT '[]'::jsonb
-  )`);
+export async function createPgTables(client: BoundedClient, names: PgTableNames): Promise<void> {
+  const { schema, table } = names;
+  if (schema) await client.query(`CREATE SCHEMA IF NOT EXISTS ${quoteIdentifier(schema)}`);
+  const [records, ...rest] = delegationTablesSql('postgres', names);
+  await client.query(records as string);
   const { rows: columns } = await client.query(
     `SELECT 1 FROM pg_attribute WHERE attrelid = $1::regclass AND attname = 'stale_stages' AND NOT attisdropped`,
     [table],
   );
   if (columns.length === 0) throw oldTablesError(table);
-  await client.query(`CREATE INDEX IF NOT EXISTS ${idx('sender')} ON ${table} (sender_subject_id)`);
-  await client.query(`CREATE INDEX IF NOT EXISTS ${idx('target')} ON ${table} (target_subject_id)`);
-  await client.query(`CREATE INDEX IF NOT EXISTS ${idx('task')} ON ${table} (task_id)`);
-  await client.query(
-    `CREATE INDEX IF NOT EXISTS ${idx('deadline')} ON ${table} (open_deadline) WHERE open_deadline IS NOT NULL`,
-  );
-  await client.query(`CREATE TABLE IF NOT EXISTS ${outbox} (
-    seq BIGSERIAL PRIMARY KEY,
-    delegation_id TEXT NOT NULL,
-    version INTEGER NOT NULL,
-    change JSONB NOT NULL,
-    lease_until BIGINT NOT NULL DEFAULT 0
-  )`);
+  for (const sql of rest) await client.query(sql);
 }

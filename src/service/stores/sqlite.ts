@@ -1,33 +1,23 @@
-import { randomUUID } from 'node:crypto';
 import type Database from 'better-sqlite3';
 import { type Clock, systemClock } from '../../core/clock.js';
-import { loadOptional } from '../../core/optional.js';
-import {
-  type DelegationFilter,
-  type DelegationPage,
-  type DelegationPatch,
-  type DelegationRecord,
-  type DelegationState,
-  epochSeconds,
-  type OverdueRecord,
-  type StageUpdate,
-  type UpdateOptions,
+import { checkPrefix, quoteTable } from '../../core/sql/identifiers.js';
+import { openSqlite, type SqliteHandle, sqliteRunner } from '../../core/sql/sqlite.js';
+import type {
+  DelegationFilter,
+  DelegationPage,
+  DelegationPatch,
+  DelegationRecord,
+  OverdueRecord,
+  StageUpdate,
+  UpdateOptions,
 } from '../../delegation/record.js';
 import {
-  applyPatch,
-  applyStage,
-  checkPrefix,
-  deadlineWritten,
   dueStages,
   existsError,
-  normalizeRecord,
   notFoundError,
   oldTablesError,
-  openDeadline,
   overdueBound,
   pageLimit,
-  staleStages,
-  toJson,
 } from '../../delegation/stores/common.js';
 import {
   compileFilterSql,
@@ -41,7 +31,8 @@ import type {
   OutboxEntry,
   VersionedRecord,
 } from './change.js';
-import { type RecordRow, rowToChange, rowToRecord } from './rows.js';
+import { planCreate, planDelete, planStage, planUpdate } from './plan.js';
+import { delegationTablesSql, type RecordRow, rowToChange, rowToRecord, SELECT } from './rows.js';
 
 /** Options of {@link SqliteDelegationStore.open}. */
 export interface SqliteDelegationStoreOptions {
@@ -57,9 +48,6 @@ export interface SqliteDelegationStoreOptions {
 
 type Stmt = Database.Statement;
 
-const SELECT = `delegation_id, version, incarnation, task_id, sub_task_id, workflow_level, delegation_type,
-  sender_subject_id, target_subject_id, status, sub_task_data, stale_stages`;
-
 /**
  * The embedded delegation store on SQLite (better-sqlite3, WAL): every write and its outbox row
  * commit in one immediate transaction, so several processes can share the file and a crash
@@ -69,7 +57,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
   readonly kind = 'sqlite';
   private readonly listeners = new Set<() => void>();
-  private readonly queryCache = new Map<string, Stmt>();
+  /** Statements of `query`, whose WHERE varies with the filter (prepared once each). */
+  private readonly queries: ReturnType<typeof sqliteRunner>;
   private readonly s: Record<
     | 'insert'
     | 'insertOutbox'
@@ -89,14 +78,15 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   private readonly tx: (fn: () => unknown) => unknown;
 
   private constructor(
-    private readonly db: Database.Database,
-    private readonly owned: boolean,
+    private readonly handle: SqliteHandle,
     private readonly table: string,
     outbox: string,
     private readonly clock: Clock,
   ) {
-    const t = `"${table}"`;
-    const o = `"${outbox}"`;
+    const { db } = handle;
+    const t = table;
+    const o = outbox;
+    this.queries = sqliteRunner(db);
     this.tx = db.transaction((fn: () => unknown) => fn()).immediate;
     this.s = {
       insert: db.prepare(
@@ -137,56 +127,21 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   /** Opens (and creates if needed) the store's tables. */
   static async open(options: SqliteDelegationStoreOptions = {}): Promise<SqliteDelegationStore> {
     const prefix = checkPrefix(options.prefix ?? 'taskline_');
-    let db = options.db;
-    const owned = db === undefined;
-    if (!db) {
-      const Driver = (
-        await loadOptional(
-          () => import('better-sqlite3'),
-          'better-sqlite3',
-          'the SQLite delegation store',
-        )
-      ).default;
-      db = new Driver(options.path ?? ':memory:');
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = NORMAL');
-      db.pragma('busy_timeout = 5000');
-    }
-    const table = `${prefix}delegations`;
-    const outbox = `${prefix}delegation_outbox`;
-    db.exec(`CREATE TABLE IF NOT EXISTS "${table}" (
-      delegation_id TEXT PRIMARY KEY,
-      version INTEGER NOT NULL,
-      incarnation TEXT NOT NULL,
-      task_id TEXT NOT NULL,
-      sub_task_id TEXT NOT NULL,
-      workflow_level INTEGER NOT NULL,
-      delegation_type TEXT NOT NULL,
-      sender_subject_id TEXT NOT NULL,
-      target_subject_id TEXT NOT NULL,
-      status TEXT NOT NULL,
-      sub_task_data TEXT NOT NULL,
-      open_deadline INTEGER,
-      stale_stages TEXT NOT NULL DEFAULT '[]'
+    const table = quoteTable(`${prefix}delegations`, { schema: false });
+    const outbox = quoteTable(`${prefix}delegation_outbox`, { schema: false });
+    const handle = openSqlite(
+      options.db ? { db: options.db } : { path: options.path ?? ':memory:' },
+      'the SQLite delegation store',
     );
-    CREATE INDEX IF NOT EXISTS "${table}_sender" ON "${table}" (sender_subject_id);
-    CREATE INDEX IF NOT EXISTS "${table}_target" ON "${table}" (target_subject_id);
-    CREATE INDEX IF NOT EXISTS "${table}_task" ON "${table}" (task_id);
-    CREATE INDEX IF NOT EXISTS "${table}_deadline" ON "${table}" (open_deadline)
-      WHERE open_deadline IS NOT NULL;
-    CREATE TABLE IF NOT EXISTS "${outbox}" (
-      seq INTEGER PRIMARY KEY AUTOINCREMENT,
-      delegation_id TEXT NOT NULL,
-      version INTEGER NOT NULL,
-      change TEXT NOT NULL,
-      lease_until INTEGER NOT NULL DEFAULT 0
-    );`);
-    const columns = db.prepare(`PRAGMA table_info("${table}")`).all() as Array<{ name: string }>;
+    handle.db.exec(delegationTablesSql('sqlite', { prefix, table, outbox }).join(';\n'));
+    const columns = handle.db.prepare(`PRAGMA table_info(${table})`).all() as Array<{
+      name: string;
+    }>;
     if (!columns.some((c) => c.name === 'stale_stages')) {
-      if (owned) db.close();
+      handle.close();
       throw oldTablesError(table);
     }
-    return new SqliteDelegationStore(db, owned, table, outbox, options.clock ?? systemClock);
+    return new SqliteDelegationStore(handle, table, outbox, options.clock ?? systemClock);
   }
 
   private now(): number {
@@ -209,34 +164,23 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   }
 
   async create(input: DelegationRecord): Promise<DelegationRecord> {
-    const record = normalizeRecord(input);
-    const status = toJson(record.status, 'status');
-    const data = toJson(record.sub_task_data, 'sub_task_data');
-    const incarnation = randomUUID();
-    const stale = staleStages(record, 'all', this.now());
-    const change: DelegationChange = {
-      op: 'create',
-      delegation_id: record.delegation_id,
-      version: 1,
-      incarnation,
-      time: epochSeconds(this.now()),
-      record,
-    };
+    const plan = planCreate(input, this.now());
+    const { record, change } = plan;
     this.write(() => {
       const info = this.s.insert.run(
         record.delegation_id,
         1,
-        incarnation,
+        change.incarnation,
         record.task_id,
         record.sub_task_id,
         record.workflow_level,
         record.delegation_type,
         record.sender_subject_id,
         record.target_subject_id,
-        status,
-        data,
-        openDeadline(record, stale),
-        JSON.stringify(stale),
+        plan.status,
+        plan.data,
+        plan.openDeadline,
+        plan.stale,
       );
       if (info.changes === 0) throw existsError(record.delegation_id);
       this.addOutbox(change);
@@ -253,33 +197,10 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   }
 
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
-    const now = this.now();
-    return this.write(() => {
-      const current = this.load(id);
-      if (!current) throw notFoundError(id);
-      const { record, from } = applyStage(current.record, stage, update, now);
-      const version = current.version + 1;
-      const status = toJson(record.status, 'delegation_result');
-      const stale = staleStages(record, deadlineWritten(stage, update), now, current.stale);
-      this.s.updateStatus.run(
-        status,
-        openDeadline(record, stale),
-        JSON.stringify(stale),
-        version,
-        id,
-      );
-      this.addOutbox({
-        op: 'stage',
-        delegation_id: id,
-        version,
-        incarnation: current.incarnation,
-        time: epochSeconds(now),
-        record,
-        stage,
-        state: update.state as DelegationState,
-        ...(from ? { from } : {}),
-      });
-      return record;
+    return this.change(id, (current, now) => {
+      const plan = planStage(current, stage, update, now);
+      this.s.updateStatus.run(plan.status, plan.openDeadline, plan.stale, plan.change.version, id);
+      return plan;
     });
   }
 
@@ -288,12 +209,9 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     patch: DelegationPatch,
     options: UpdateOptions = {},
   ): Promise<DelegationRecord> {
-    const now = this.now();
-    return this.write(() => {
-      const current = this.load(id);
-      if (!current) throw notFoundError(id);
-      const record = applyPatch(current.record, patch, options);
-      const version = current.version + 1;
+    return this.change(id, (current, now) => {
+      const plan = planUpdate(current, patch, options, now);
+      const { record } = plan;
       this.s.updateRecord.run(
         record.task_id,
         record.sub_task_id,
@@ -301,39 +219,45 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         record.delegation_type,
         record.sender_subject_id,
         record.target_subject_id,
-        toJson(record.sub_task_data, 'sub_task_data'),
-        version,
+        plan.data,
+        plan.change.version,
         id,
       );
-      const retarget = record.target_subject_id !== current.record.target_subject_id;
-      this.addOutbox({
-        op: 'update',
-        delegation_id: id,
-        version,
-        incarnation: current.incarnation,
-        time: epochSeconds(now),
-        record,
-        ...(retarget ? { previous_target: current.record.target_subject_id } : {}),
-      });
-      return record;
+      return plan;
     });
   }
 
   async delete(id: string): Promise<boolean> {
+    try {
+      await this.change(id, (current, now) => {
+        this.s.delete.run(id);
+        return planDelete(current, now);
+      });
+      return true;
+    } catch (error) {
+      if (isNotFound(error)) return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Reads the record, writes what `apply` plans and its outbox row, all in one IMMEDIATE
+   * transaction (other processes wait on the write lock, so no version check is needed).
+   */
+  private change(
+    id: string,
+    apply: (
+      current: VersionedRecord,
+      nowMs: number,
+    ) => { record: DelegationRecord; change: DelegationChange },
+  ): DelegationRecord {
     const now = this.now();
     return this.write(() => {
       const current = this.load(id);
-      if (!current) return false;
-      this.s.delete.run(id);
-      this.addOutbox({
-        op: 'delete',
-        delegation_id: id,
-        version: current.version + 1,
-        incarnation: current.incarnation,
-        time: epochSeconds(now),
-        record: current.record,
-      });
-      return true;
+      if (!current) throw notFoundError(id);
+      const { record, change } = apply(current, now);
+      this.addOutbox(change);
+      return record;
     });
   }
 
@@ -350,14 +274,8 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       params.push(decodeCursor(page.cursor));
     }
     params.push(limit + 1);
-    const sql = `SELECT ${SELECT} FROM "${this.table}" WHERE ${where} ORDER BY delegation_id LIMIT ?`;
-    let stmt = this.queryCache.get(sql);
-    if (!stmt) {
-      stmt = this.db.prepare(sql);
-      if (this.queryCache.size > 200) this.queryCache.clear();
-      this.queryCache.set(sql, stmt);
-    }
-    const rows = stmt.all(...params) as RecordRow[];
+    const sql = `SELECT ${SELECT} FROM ${this.table} WHERE ${where} ORDER BY delegation_id LIMIT ?`;
+    const rows = this.queries.prepared(sql).all(...params) as RecordRow[];
     const items = rows.slice(0, limit).map((r) => rowToRecord(r).record);
     const last = items[items.length - 1];
     return rows.length > limit && last
@@ -404,6 +322,10 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     if (this.closed) return;
     this.closed = true;
     this.listeners.clear();
-    if (this.owned) this.db.close();
+    this.handle.close();
   }
+}
+
+function isNotFound(error: unknown): boolean {
+  return (error as { code?: unknown } | undefined)?.code === 'not_found';
 }
