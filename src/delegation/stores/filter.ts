@@ -272,8 +272,7 @@ export function parseDelegationFilter(input: DelegationFilter | unknown): Filter
 
 // ------------------------------------------------------------------------------- SQL
 
-/** SQL flavour for {@link compileFilterSql}. */
-export type SqlDialect = 'sqlite' | 'postgres';
+import type { SqlDialect } from '../../core/sql/versioned.js';
 
 const SQL_CMP: Record<Comparison, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 

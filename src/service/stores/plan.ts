@@ -44,6 +44,18 @@ export interface StagePlan extends WritePlan {
   stale: string;
 }
 
+/** The record's plain columns, in the order both stores write them (task_id … target). */
+export function recordFields(r: DelegationRecord): unknown[] {
+  return [
+    r.task_id,
+    r.sub_task_id,
+    r.workflow_level,
+    r.delegation_type,
+    r.sender_subject_id,
+    r.target_subject_id,
+  ];
+}
+
 /** Plans `create`: checks the record and stamps it with a new incarnation. */
 export function planCreate(input: DelegationRecord, nowMs: number): CreatePlan {
   const record = normalizeRecord(input);

@@ -5,23 +5,10 @@ import { oldTablesError } from '../../delegation/stores/common.js';
 import { delegationTablesSql, SELECT } from './rows.js';
 
 /** Every statement the store runs, by name. */
-export type PgStatements = Record<
-  | 'create'
-  | 'get'
-  | 'lock'
-  | 'setStatus'
-  | 'setData'
-  | 'delete'
-  | 'overdue'
-  | 'claim'
-  | 'ack'
-  | 'release'
-  | 'size',
-  string
->;
+export type PgStatements = ReturnType<typeof pgStatements>;
 
 /** The statements for a records table and its outbox (both already quoted). */
-export function pgStatements(table: string, outbox: string): PgStatements {
+export function pgStatements(table: string, outbox: string) {
   const t = table;
   const o = outbox;
   return {
@@ -39,10 +26,10 @@ export function pgStatements(table: string, outbox: string): PgStatements {
         WHERE delegation_id = $1 AND version = $2 RETURNING version)
       INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
     setData: `WITH u AS (
-        UPDATE ${t} SET sub_task_data = $3, target_subject_id = $4, task_id = $6, sub_task_id = $7,
-          workflow_level = $8, delegation_type = $9, sender_subject_id = $10, version = version + 1
+        UPDATE ${t} SET task_id = $3, sub_task_id = $4, workflow_level = $5, delegation_type = $6,
+          sender_subject_id = $7, target_subject_id = $8, sub_task_data = $9, version = version + 1
         WHERE delegation_id = $1 AND version = $2 RETURNING version)
-      INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $5 FROM u`,
+      INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $10 FROM u`,
     delete: `WITH d AS (DELETE FROM ${t} WHERE delegation_id = $1 AND version = $2 RETURNING version)
       INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version + 1, $3 FROM d`,
     overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= $1

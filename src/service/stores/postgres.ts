@@ -19,22 +19,16 @@ import type {
   UpdateOptions,
 } from '../../delegation/record.js';
 import {
-  dueStages,
   existsError,
   notFoundError,
   overdueBound,
   pageLimit,
 } from '../../delegation/stores/common.js';
-import {
-  compileFilterSql,
-  decodeCursor,
-  encodeCursor,
-  parseDelegationFilter,
-} from '../../delegation/stores/filter.js';
 import type { DurableDelegationStore, OutboxEntry, VersionedRecord } from './change.js';
-import { planCreate, planDelete, planStage, planUpdate } from './plan.js';
+import { planCreate, planDelete, planStage, planUpdate, recordFields } from './plan.js';
 import { createPgTables, type PgStatements, pgStatements } from './postgres-schema.js';
-import { type RecordRow, rowToChange, rowToRecord, SELECT } from './rows.js';
+import { OutboxListeners, pageQuery, toOutbox, toOverdue, toPage } from './reads.js';
+import { type RecordRow, rowToRecord } from './rows.js';
 
 /**
  * Options of {@link PostgresDelegationStore.open}: a pool or a URL, plus where the tables
@@ -87,7 +81,7 @@ function mapPgError(error: unknown): unknown {
 export class PostgresDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
   readonly kind = 'postgres';
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new OutboxListeners();
   private closed = false;
   private readonly sql: PgStatements;
 
@@ -140,7 +134,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   }
 
   private notify(): void {
-    for (const l of this.listeners) queueMicrotask(l);
+    this.listeners.notify();
   }
 
   private async load(id: string): Promise<VersionedRecord | undefined> {
@@ -153,12 +147,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     const { record, change } = plan;
     const res = await this.run(this.sql.create, [
       record.delegation_id,
-      record.task_id,
-      record.sub_task_id,
-      record.workflow_level,
-      record.delegation_type,
-      record.sender_subject_id,
-      record.target_subject_id,
+      ...recordFields(record),
       plan.status,
       plan.data,
       plan.openDeadline,
@@ -255,14 +244,9 @@ export class PostgresDelegationStore implements DurableDelegationStore {
         values: [
           id,
           current.version,
+          ...recordFields(record),
           plan.data,
-          record.target_subject_id,
           JSON.stringify(plan.change),
-          record.task_id,
-          record.sub_task_id,
-          record.workflow_level,
-          record.delegation_type,
-          record.sender_subject_id,
         ],
         record,
       };
@@ -290,24 +274,8 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     filter: DelegationFilter,
     page: { limit?: number; cursor?: string } = {},
   ): Promise<DelegationPage> {
-    const node = parseDelegationFilter(filter);
-    const limit = pageLimit(page.limit);
-    const params: unknown[] = [];
-    let where = compileFilterSql(node, 'postgres', params);
-    if (page.cursor !== undefined) {
-      params.push(decodeCursor(page.cursor));
-      where = `(${where}) AND delegation_id > $${params.length}`;
-    }
-    params.push(limit + 1);
-    const { rows } = await this.run<RecordRow & QueryResultRow>(
-      `SELECT ${SELECT} FROM ${this.table} WHERE ${where} ORDER BY delegation_id LIMIT $${params.length}`,
-      params,
-    );
-    const items = rows.slice(0, limit).map((r) => rowToRecord(r).record);
-    const last = items[items.length - 1];
-    return rows.length > limit && last
-      ? { items, next: encodeCursor(last.delegation_id) }
-      : { items };
+    const { sql, values, limit } = pageQuery('postgres', this.table, filter, page);
+    return toPage((await this.run<RecordRow & QueryResultRow>(sql, values)).rows, limit);
   }
 
   async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
@@ -315,10 +283,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       overdueBound(nowMs),
       pageLimit(limit),
     ]);
-    return rows.map((r) => {
-      const { record, stale } = rowToRecord(r);
-      return { record, stages: dueStages(record, stale, nowMs) };
-    });
+    return toOverdue(rows, nowMs);
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
@@ -327,9 +292,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
       now,
       limit,
     ]);
-    return rows
-      .map((r) => ({ seq: Number(r.seq), change: rowToChange(r.change) }))
-      .sort((a, b) => a.seq - b.seq);
+    return toOutbox(rows);
   }
 
   async ackOutbox(seqs: readonly number[]): Promise<void> {
@@ -346,8 +309,7 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   }
 
   onOutboxWrite(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {

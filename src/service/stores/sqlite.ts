@@ -12,27 +12,21 @@ import type {
   UpdateOptions,
 } from '../../delegation/record.js';
 import {
-  dueStages,
   existsError,
   notFoundError,
   oldTablesError,
   overdueBound,
   pageLimit,
 } from '../../delegation/stores/common.js';
-import {
-  compileFilterSql,
-  decodeCursor,
-  encodeCursor,
-  parseDelegationFilter,
-} from '../../delegation/stores/filter.js';
 import type {
   DelegationChange,
   DurableDelegationStore,
   OutboxEntry,
   VersionedRecord,
 } from './change.js';
-import { planCreate, planDelete, planStage, planUpdate } from './plan.js';
-import { delegationTablesSql, type RecordRow, rowToChange, rowToRecord, SELECT } from './rows.js';
+import { planCreate, planDelete, planStage, planUpdate, recordFields } from './plan.js';
+import { OutboxListeners, pageQuery, toOutbox, toOverdue, toPage } from './reads.js';
+import { delegationTablesSql, type RecordRow, rowToRecord, SELECT } from './rows.js';
 
 /** Options of {@link SqliteDelegationStore.open}. */
 export interface SqliteDelegationStoreOptions {
@@ -56,23 +50,10 @@ type Stmt = Database.Statement;
 export class SqliteDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
   readonly kind = 'sqlite';
-  private readonly listeners = new Set<() => void>();
+  private readonly listeners = new OutboxListeners();
   /** Statements of `query`, whose WHERE varies with the filter (prepared once each). */
   private readonly queries: ReturnType<typeof sqliteRunner>;
-  private readonly s: Record<
-    | 'insert'
-    | 'insertOutbox'
-    | 'get'
-    | 'updateStatus'
-    | 'updateRecord'
-    | 'delete'
-    | 'overdue'
-    | 'claim'
-    | 'ack'
-    | 'release'
-    | 'size',
-    Stmt
-  >;
+  private readonly s: Record<keyof ReturnType<typeof sqliteStatements>, Stmt>;
   private closed = false;
   /** Runs a function in an IMMEDIATE transaction (built once; better-sqlite3 wrappers are not free). */
   private readonly tx: (fn: () => unknown) => unknown;
@@ -84,44 +65,12 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     private readonly clock: Clock,
   ) {
     const { db } = handle;
-    const t = table;
-    const o = outbox;
     this.queries = sqliteRunner(db);
     this.tx = db.transaction((fn: () => unknown) => fn()).immediate;
-    this.s = {
-      insert: db.prepare(
-        `INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
-          delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
-          stale_stages)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
-      ),
-      insertOutbox: db.prepare(
-        `INSERT INTO ${o} (delegation_id, version, change) VALUES (?, ?, ?)`,
-      ),
-      get: db.prepare(`SELECT ${SELECT} FROM ${t} WHERE delegation_id = ?`),
-      updateStatus: db.prepare(
-        `UPDATE ${t} SET status = ?, open_deadline = ?, stale_stages = ?, version = ? WHERE delegation_id = ?`,
-      ),
-      updateRecord: db.prepare(
-        `UPDATE ${t} SET task_id = ?, sub_task_id = ?, workflow_level = ?, delegation_type = ?,
-          sender_subject_id = ?, target_subject_id = ?, sub_task_data = ?, version = ?
-         WHERE delegation_id = ?`,
-      ),
-      delete: db.prepare(`DELETE FROM ${t} WHERE delegation_id = ?`),
-      overdue: db.prepare(
-        `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= ?
-         ORDER BY open_deadline, delegation_id LIMIT ?`,
-      ),
-      claim: db.prepare(
-        `UPDATE ${o} SET lease_until = ? WHERE seq IN
-          (SELECT seq FROM ${o} WHERE lease_until <= ? ORDER BY seq LIMIT ?) RETURNING seq, change`,
-      ),
-      ack: db.prepare(`DELETE FROM ${o} WHERE seq IN (SELECT value FROM json_each(?))`),
-      release: db.prepare(
-        `UPDATE ${o} SET lease_until = 0 WHERE seq IN (SELECT value FROM json_each(?))`,
-      ),
-      size: db.prepare(`SELECT count(*) AS n FROM ${o}`),
-    };
+    const sql = sqliteStatements(table, outbox);
+    this.s = Object.fromEntries(
+      Object.entries(sql).map(([name, text]) => [name, db.prepare(text)]),
+    ) as typeof this.s;
   }
 
   /** Opens (and creates if needed) the store's tables. */
@@ -150,7 +99,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
 
   private write<T>(fn: () => T): T {
     const result = this.tx(fn) as T;
-    for (const l of this.listeners) queueMicrotask(l);
+    this.listeners.notify();
     return result;
   }
 
@@ -171,12 +120,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
         record.delegation_id,
         1,
         change.incarnation,
-        record.task_id,
-        record.sub_task_id,
-        record.workflow_level,
-        record.delegation_type,
-        record.sender_subject_id,
-        record.target_subject_id,
+        ...recordFields(record),
         plan.status,
         plan.data,
         plan.openDeadline,
@@ -212,17 +156,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     return this.change(id, (current, now) => {
       const plan = planUpdate(current, patch, options, now);
       const { record } = plan;
-      this.s.updateRecord.run(
-        record.task_id,
-        record.sub_task_id,
-        record.workflow_level,
-        record.delegation_type,
-        record.sender_subject_id,
-        record.target_subject_id,
-        plan.data,
-        plan.change.version,
-        id,
-      );
+      this.s.updateRecord.run(...recordFields(record), plan.data, plan.change.version, id);
       return plan;
     });
   }
@@ -265,40 +199,20 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     filter: DelegationFilter,
     page: { limit?: number; cursor?: string } = {},
   ): Promise<DelegationPage> {
-    const node = parseDelegationFilter(filter);
-    const limit = pageLimit(page.limit);
-    const params: unknown[] = [];
-    let where = compileFilterSql(node, 'sqlite', params);
-    if (page.cursor !== undefined) {
-      where = `(${where}) AND delegation_id > ?`;
-      params.push(decodeCursor(page.cursor));
-    }
-    params.push(limit + 1);
-    const sql = `SELECT ${SELECT} FROM ${this.table} WHERE ${where} ORDER BY delegation_id LIMIT ?`;
-    const rows = this.queries.prepared(sql).all(...params) as RecordRow[];
-    const items = rows.slice(0, limit).map((r) => rowToRecord(r).record);
-    const last = items[items.length - 1];
-    return rows.length > limit && last
-      ? { items, next: encodeCursor(last.delegation_id) }
-      : { items };
+    const { sql, values, limit } = pageQuery('sqlite', this.table, filter, page);
+    return toPage(this.queries.prepared(sql).all(...values) as RecordRow[], limit);
   }
 
   async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
-    const rows = this.s.overdue.all(overdueBound(nowMs), pageLimit(limit)) as RecordRow[];
-    return rows.map((r) => {
-      const { record, stale } = rowToRecord(r);
-      return { record, stages: dueStages(record, stale, nowMs) };
-    });
+    return toOverdue(
+      this.s.overdue.all(overdueBound(nowMs), pageLimit(limit)) as RecordRow[],
+      nowMs,
+    );
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
-    const rows = this.tx(() => this.s.claim.all(leaseUntil, now, limit)) as Array<{
-      seq: number;
-      change: string;
-    }>;
-    return rows
-      .map((r) => ({ seq: Number(r.seq), change: rowToChange(r.change) }))
-      .sort((a, b) => a.seq - b.seq);
+    const rows = this.tx(() => this.s.claim.all(leaseUntil, now, limit));
+    return toOutbox(rows as Array<{ seq: number; change: string }>);
   }
 
   async ackOutbox(seqs: readonly number[]): Promise<void> {
@@ -314,8 +228,7 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   }
 
   onOutboxWrite(listener: () => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    return this.listeners.add(listener);
   }
 
   async close(): Promise<void> {
@@ -328,4 +241,28 @@ export class SqliteDelegationStore implements DurableDelegationStore {
 
 function isNotFound(error: unknown): boolean {
   return (error as { code?: unknown } | undefined)?.code === 'not_found';
+}
+
+/** Every statement the store prepares, by name (table and outbox already quoted). */
+function sqliteStatements(t: string, o: string) {
+  return {
+    insert: `INSERT INTO ${t} (delegation_id, version, incarnation, task_id, sub_task_id, workflow_level,
+        delegation_type, sender_subject_id, target_subject_id, status, sub_task_data, open_deadline,
+        stale_stages)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
+    insertOutbox: `INSERT INTO ${o} (delegation_id, version, change) VALUES (?, ?, ?)`,
+    get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = ?`,
+    updateStatus: `UPDATE ${t} SET status = ?, open_deadline = ?, stale_stages = ?, version = ? WHERE delegation_id = ?`,
+    updateRecord: `UPDATE ${t} SET task_id = ?, sub_task_id = ?, workflow_level = ?, delegation_type = ?,
+        sender_subject_id = ?, target_subject_id = ?, sub_task_data = ?, version = ?
+       WHERE delegation_id = ?`,
+    delete: `DELETE FROM ${t} WHERE delegation_id = ?`,
+    overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= ?
+       ORDER BY open_deadline, delegation_id LIMIT ?`,
+    claim: `UPDATE ${o} SET lease_until = ? WHERE seq IN
+        (SELECT seq FROM ${o} WHERE lease_until <= ? ORDER BY seq LIMIT ?) RETURNING seq, change`,
+    ack: `DELETE FROM ${o} WHERE seq IN (SELECT value FROM json_each(?))`,
+    release: `UPDATE ${o} SET lease_until = 0 WHERE seq IN (SELECT value FROM json_each(?))`,
+    size: `SELECT count(*) AS n FROM ${o}`,
+  };
 }
