@@ -7,9 +7,7 @@ import {
   pgRunner,
 } from '../../core/sql/postgres.js';
 import { createTableSql } from '../../core/sql/tables.js';
-import type { SqlRunner } from '../../core/sql/versioned.js';
-import { CHECKPOINT_TABLE, CheckpointTable, DEFAULT_CHECKPOINT_TABLE } from './table.js';
-import type { Checkpoint, CheckpointKey, CheckpointStore, FlowState } from './types.js';
+import { CHECKPOINT_TABLE, DEFAULT_CHECKPOINT_TABLE, SqlCheckpointStore } from './table.js';
 
 /**
  * Options of {@link PostgresCheckpointStore.connect}: a pool you own, or a URL, and how long
@@ -25,12 +23,10 @@ export interface PostgresCheckpointOptions extends PgPoolOptions {
  * version it replaces, so a racing session loses cleanly. `pg` is loaded on first use, never
  * by `import 'taskline'`.
  */
-export class PostgresCheckpointStore implements CheckpointStore {
+export class PostgresCheckpointStore extends SqlCheckpointStore {
   readonly kind = 'postgres';
   /** The quoted table name. */
   readonly table: string;
-  private readonly db: SqlRunner;
-  private readonly rows: CheckpointTable;
   private closed = false;
 
   /** Opens a pool if needed and creates the table if missing. */
@@ -52,21 +48,8 @@ export class PostgresCheckpointStore implements CheckpointStore {
     private readonly pool: PgPool,
     table: string,
   ) {
+    super('postgres', table, pgRunner(pool.gate));
     this.table = table;
-    this.db = pgRunner(pool.gate);
-    this.rows = new CheckpointTable('postgres', table);
-  }
-
-  async load(key: CheckpointKey): Promise<Checkpoint | undefined> {
-    return this.rows.load(this.db, key);
-  }
-
-  async save(key: CheckpointKey, state: FlowState, expectedVersion: number): Promise<number> {
-    return this.rows.save(this.db, key, state, expectedVersion);
-  }
-
-  async delete(key: CheckpointKey): Promise<void> {
-    await this.rows.delete(this.db, key);
   }
 
   /** Drops the table (tests and teardown). */

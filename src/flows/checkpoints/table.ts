@@ -11,6 +11,7 @@ import {
   type Checkpoint,
   CheckpointConflictError,
   type CheckpointKey,
+  type CheckpointStore,
   checkKey,
   checkVersion,
   type FlowState,
@@ -40,16 +41,24 @@ interface Row {
   updated_at: string | number;
 }
 
-/** Loads, saves and deletes checkpoints on one SQL table, in either dialect. */
-export class CheckpointTable {
+/**
+ * A checkpoint store on one SQL table, in either dialect: loads, versioned saves and deletes.
+ * The SQLite and PostgreSQL stores add only how they open and close.
+ */
+export abstract class SqlCheckpointStore implements CheckpointStore {
+  abstract readonly kind: string;
   private readonly versioned: VersionedTable;
   private readonly loadSql: string;
   private readonly deleteSql: string;
   /** SQLite keeps JSON as text; PostgreSQL's driver parses JSONB itself. */
   private readonly jsonAsText: boolean;
 
-  /** `table` is already quoted. */
-  constructor(dialect: SqlDialect, table: string) {
+  /** `table` is already quoted; `db` runs the statements. */
+  protected constructor(
+    dialect: SqlDialect,
+    table: string,
+    protected readonly db: SqlRunner,
+  ) {
     this.jsonAsText = dialect === 'sqlite';
     this.versioned = new VersionedTable(
       dialect,
@@ -64,9 +73,9 @@ export class CheckpointTable {
   }
 
   /** The latest checkpoint of a flow run, if any. */
-  async load(db: SqlRunner, key: CheckpointKey): Promise<Checkpoint | undefined> {
+  async load(key: CheckpointKey): Promise<Checkpoint | undefined> {
     checkKey(key);
-    const row = await db.get<Row>(this.loadSql, [key.flow, key.callId]);
+    const row = await this.db.get<Row>(this.loadSql, [key.flow, key.callId]);
     if (!row) return undefined;
     return {
       key: { ...key },
@@ -77,25 +86,28 @@ export class CheckpointTable {
   }
 
   /** Writes `state` if the stored version is `expectedVersion`; the new version, or a conflict. */
-  async save(
-    db: SqlRunner,
-    key: CheckpointKey,
-    state: FlowState,
-    expectedVersion: number,
-  ): Promise<number> {
+  async save(key: CheckpointKey, state: FlowState, expectedVersion: number): Promise<number> {
     checkKey(key);
     checkVersion(expectedVersion);
     const values = [state.status, state.position, JSON.stringify(state), Date.now()];
-    const result = await this.versioned.write(db, [key.flow, key.callId], values, expectedVersion);
+    const result = await this.versioned.write(
+      this.db,
+      [key.flow, key.callId],
+      values,
+      expectedVersion,
+    );
     if (!result.written) throw new CheckpointConflictError(key, expectedVersion, result.actual);
     return result.version;
   }
 
   /** Removes a flow run's checkpoint (no error if there is none). */
-  async delete(db: SqlRunner, key: CheckpointKey): Promise<void> {
+  async delete(key: CheckpointKey): Promise<void> {
     checkKey(key);
-    await db.run(this.deleteSql, [key.flow, key.callId]);
+    await this.db.run(this.deleteSql, [key.flow, key.callId]);
   }
+
+  /** Releases what the store opened (not what it was given). */
+  abstract close(): Promise<void>;
 }
 
 /**

@@ -19,7 +19,6 @@ export function pgStatements(table: string, outbox: string) {
         VALUES ($1, 1, $12, $2, $3, $4, $5, $6, $7, $8, $9, $10, $13)
         ON CONFLICT (delegation_id) DO NOTHING RETURNING delegation_id)
       INSERT INTO ${o} (delegation_id, version, change) SELECT delegation_id, 1, $11 FROM r`,
-    get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1`,
     lock: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = $1 FOR UPDATE`,
     setStatus: `WITH u AS (
         UPDATE ${t} SET status = $3, open_deadline = $4, stale_stages = $6, version = version + 1
@@ -32,8 +31,6 @@ export function pgStatements(table: string, outbox: string) {
       INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version, $10 FROM u`,
     delete: `WITH d AS (DELETE FROM ${t} WHERE delegation_id = $1 AND version = $2 RETURNING version)
       INSERT INTO ${o} (delegation_id, version, change) SELECT $1, version + 1, $3 FROM d`,
-    overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= $1
-      ORDER BY open_deadline, delegation_id LIMIT $2`,
     claim: `UPDATE ${o} SET lease_until = $1 WHERE seq IN
       (SELECT seq FROM ${o} WHERE lease_until <= $2 ORDER BY seq LIMIT $3 FOR UPDATE SKIP LOCKED)
       RETURNING seq, change`,

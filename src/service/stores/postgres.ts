@@ -10,25 +10,17 @@ import {
   type PgPoolOptions,
 } from '../../core/sql/postgres.js';
 import type {
-  DelegationFilter,
-  DelegationPage,
   DelegationPatch,
   DelegationRecord,
-  OverdueRecord,
   StageUpdate,
   UpdateOptions,
 } from '../../delegation/record.js';
-import {
-  existsError,
-  notFoundError,
-  overdueBound,
-  pageLimit,
-} from '../../delegation/stores/common.js';
+import { existsError, notFoundError } from '../../delegation/stores/common.js';
 import type { DurableDelegationStore, OutboxEntry, VersionedRecord } from './change.js';
 import { planCreate, planDelete, planStage, planUpdate, recordFields } from './plan.js';
 import { createPgTables, type PgStatements, pgStatements } from './postgres-schema.js';
-import { OutboxListeners, pageQuery, toOutbox, toOverdue, toPage } from './reads.js';
 import { type RecordRow, rowToRecord } from './rows.js';
+import { SqlDelegationStore, toOutbox } from './sql-store.js';
 
 /**
  * Options of {@link PostgresDelegationStore.open}: a pool or a URL, plus where the tables
@@ -78,19 +70,18 @@ function mapPgError(error: unknown): unknown {
  * the row lock (`SELECT … FOR UPDATE`) and writes in turn, so concurrent writers are serialised
  * and none is refused.
  */
-export class PostgresDelegationStore implements DurableDelegationStore {
+export class PostgresDelegationStore extends SqlDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
   readonly kind = 'postgres';
-  private readonly listeners = new OutboxListeners();
-  private closed = false;
   private readonly sql: PgStatements;
 
   private constructor(
     private readonly pool: PgPool,
-    private readonly table: string,
+    table: string,
     private readonly outbox: string,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
+    super('postgres', table, clock);
     this.sql = pgStatements(table, outbox);
   }
 
@@ -118,10 +109,6 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     return new PostgresDelegationStore(pool, table, outbox, options.clock ?? systemClock);
   }
 
-  private now(): number {
-    return this.clock.now();
-  }
-
   private async run<R extends QueryResultRow>(
     text: string,
     values: unknown[],
@@ -137,9 +124,12 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     this.listeners.notify();
   }
 
-  private async load(id: string): Promise<VersionedRecord | undefined> {
-    const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.get, [id]);
-    return rows[0] ? rowToRecord(rows[0]) : undefined;
+  protected async rows<R>(sql: string, values: unknown[]): Promise<R[]> {
+    return (await this.run(sql, values)).rows as R[];
+  }
+
+  protected async end(): Promise<void> {
+    await this.pool.end();
   }
 
   async create(input: DelegationRecord): Promise<DelegationRecord> {
@@ -158,14 +148,6 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     if (res.rowCount === 0) throw existsError(record.delegation_id);
     this.notify();
     return record;
-  }
-
-  async get(id: string): Promise<DelegationRecord | undefined> {
-    return (await this.load(id))?.record;
-  }
-
-  async getVersioned(id: string): Promise<VersionedRecord | undefined> {
-    return this.load(id);
   }
 
   /**
@@ -270,22 +252,6 @@ export class PostgresDelegationStore implements DurableDelegationStore {
     }
   }
 
-  async query(
-    filter: DelegationFilter,
-    page: { limit?: number; cursor?: string } = {},
-  ): Promise<DelegationPage> {
-    const { sql, values, limit } = pageQuery('postgres', this.table, filter, page);
-    return toPage((await this.run<RecordRow & QueryResultRow>(sql, values)).rows, limit);
-  }
-
-  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
-    const { rows } = await this.run<RecordRow & QueryResultRow>(this.sql.overdue, [
-      overdueBound(nowMs),
-      pageLimit(limit),
-    ]);
-    return toOverdue(rows, nowMs);
-  }
-
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
     const { rows } = await this.run<{ seq: string; change: unknown }>(this.sql.claim, [
       leaseUntil,
@@ -306,17 +272,6 @@ export class PostgresDelegationStore implements DurableDelegationStore {
   async outboxSize(): Promise<number> {
     const { rows } = await this.run<{ n: number }>(this.sql.size, []);
     return Number(rows[0]?.n ?? 0);
-  }
-
-  onOutboxWrite(listener: () => void): () => void {
-    return this.listeners.add(listener);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.listeners.clear();
-    await this.pool.end();
   }
 
   /** Drops this store's tables (tests and benches clean up with it). */

@@ -3,21 +3,12 @@ import { type Clock, systemClock } from '../../core/clock.js';
 import { checkPrefix, quoteTable } from '../../core/sql/identifiers.js';
 import { openSqlite, type SqliteHandle, sqliteRunner } from '../../core/sql/sqlite.js';
 import type {
-  DelegationFilter,
-  DelegationPage,
   DelegationPatch,
   DelegationRecord,
-  OverdueRecord,
   StageUpdate,
   UpdateOptions,
 } from '../../delegation/record.js';
-import {
-  existsError,
-  notFoundError,
-  oldTablesError,
-  overdueBound,
-  pageLimit,
-} from '../../delegation/stores/common.js';
+import { existsError, notFoundError, oldTablesError } from '../../delegation/stores/common.js';
 import type {
   DelegationChange,
   DurableDelegationStore,
@@ -25,8 +16,8 @@ import type {
   VersionedRecord,
 } from './change.js';
 import { planCreate, planDelete, planStage, planUpdate, recordFields } from './plan.js';
-import { OutboxListeners, pageQuery, toOutbox, toOverdue, toPage } from './reads.js';
-import { delegationTablesSql, type RecordRow, rowToRecord, SELECT } from './rows.js';
+import { delegationTablesSql, type RecordRow, rowToRecord } from './rows.js';
+import { SqlDelegationStore, toOutbox } from './sql-store.js';
 
 /** Options of {@link SqliteDelegationStore.open}. */
 export interface SqliteDelegationStoreOptions {
@@ -47,23 +38,22 @@ type Stmt = Database.Statement;
  * commit in one immediate transaction, so several processes can share the file and a crash
  * between a write and its publish loses nothing. better-sqlite3 is loaded on first open.
  */
-export class SqliteDelegationStore implements DurableDelegationStore {
+export class SqliteDelegationStore extends SqlDelegationStore implements DurableDelegationStore {
   /** Which backend this is (for logs and benches). */
   readonly kind = 'sqlite';
-  private readonly listeners = new OutboxListeners();
-  /** Statements of `query`, whose WHERE varies with the filter (prepared once each). */
+  /** Reads whose text varies (a query's filter), each prepared once and kept. */
   private readonly queries: ReturnType<typeof sqliteRunner>;
   private readonly s: Record<keyof ReturnType<typeof sqliteStatements>, Stmt>;
-  private closed = false;
   /** Runs a function in an IMMEDIATE transaction (built once; better-sqlite3 wrappers are not free). */
   private readonly tx: (fn: () => unknown) => unknown;
 
   private constructor(
     private readonly handle: SqliteHandle,
-    private readonly table: string,
+    table: string,
     outbox: string,
-    private readonly clock: Clock,
+    clock: Clock,
   ) {
+    super('sqlite', table, clock);
     const { db } = handle;
     this.queries = sqliteRunner(db);
     this.tx = db.transaction((fn: () => unknown) => fn()).immediate;
@@ -93,10 +83,6 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     return new SqliteDelegationStore(handle, table, outbox, options.clock ?? systemClock);
   }
 
-  private now(): number {
-    return this.clock.now();
-  }
-
   private write<T>(fn: () => T): T {
     const result = this.tx(fn) as T;
     this.listeners.notify();
@@ -107,9 +93,18 @@ export class SqliteDelegationStore implements DurableDelegationStore {
     this.s.insertOutbox.run(change.delegation_id, change.version, JSON.stringify(change));
   }
 
-  private load(id: string): VersionedRecord | undefined {
-    const row = this.s.get.get(id) as RecordRow | undefined;
+  /** The record as stored, read synchronously (inside a write's transaction). */
+  private read(id: string): VersionedRecord | undefined {
+    const row = this.queries.prepared(this.selectOne).get(id) as RecordRow | undefined;
     return row ? rowToRecord(row) : undefined;
+  }
+
+  protected async rows<R>(sql: string, values: unknown[]): Promise<R[]> {
+    return this.queries.prepared(sql).all(...values) as R[];
+  }
+
+  protected async end(): Promise<void> {
+    this.handle.close();
   }
 
   async create(input: DelegationRecord): Promise<DelegationRecord> {
@@ -130,14 +125,6 @@ export class SqliteDelegationStore implements DurableDelegationStore {
       this.addOutbox(change);
     });
     return record;
-  }
-
-  async get(id: string): Promise<DelegationRecord | undefined> {
-    return this.load(id)?.record;
-  }
-
-  async getVersioned(id: string): Promise<VersionedRecord | undefined> {
-    return this.load(id);
   }
 
   async setStage(id: string, stage: string, update: StageUpdate): Promise<DelegationRecord> {
@@ -187,27 +174,12 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   ): DelegationRecord {
     const now = this.now();
     return this.write(() => {
-      const current = this.load(id);
+      const current = this.read(id);
       if (!current) throw notFoundError(id);
       const { record, change } = apply(current, now);
       this.addOutbox(change);
       return record;
     });
-  }
-
-  async query(
-    filter: DelegationFilter,
-    page: { limit?: number; cursor?: string } = {},
-  ): Promise<DelegationPage> {
-    const { sql, values, limit } = pageQuery('sqlite', this.table, filter, page);
-    return toPage(this.queries.prepared(sql).all(...values) as RecordRow[], limit);
-  }
-
-  async overdue(nowMs: number, limit = 100): Promise<OverdueRecord[]> {
-    return toOverdue(
-      this.s.overdue.all(overdueBound(nowMs), pageLimit(limit)) as RecordRow[],
-      nowMs,
-    );
   }
 
   async claimOutbox(limit: number, now: number, leaseUntil: number): Promise<OutboxEntry[]> {
@@ -226,17 +198,6 @@ export class SqliteDelegationStore implements DurableDelegationStore {
   async outboxSize(): Promise<number> {
     return Number((this.s.size.get() as { n: number }).n);
   }
-
-  onOutboxWrite(listener: () => void): () => void {
-    return this.listeners.add(listener);
-  }
-
-  async close(): Promise<void> {
-    if (this.closed) return;
-    this.closed = true;
-    this.listeners.clear();
-    this.handle.close();
-  }
 }
 
 function isNotFound(error: unknown): boolean {
@@ -251,14 +212,11 @@ function sqliteStatements(t: string, o: string) {
         stale_stages)
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (delegation_id) DO NOTHING`,
     insertOutbox: `INSERT INTO ${o} (delegation_id, version, change) VALUES (?, ?, ?)`,
-    get: `SELECT ${SELECT} FROM ${t} WHERE delegation_id = ?`,
     updateStatus: `UPDATE ${t} SET status = ?, open_deadline = ?, stale_stages = ?, version = ? WHERE delegation_id = ?`,
     updateRecord: `UPDATE ${t} SET task_id = ?, sub_task_id = ?, workflow_level = ?, delegation_type = ?,
         sender_subject_id = ?, target_subject_id = ?, sub_task_data = ?, version = ?
        WHERE delegation_id = ?`,
     delete: `DELETE FROM ${t} WHERE delegation_id = ?`,
-    overdue: `SELECT ${SELECT} FROM ${t} WHERE open_deadline IS NOT NULL AND open_deadline <= ?
-       ORDER BY open_deadline, delegation_id LIMIT ?`,
     claim: `UPDATE ${o} SET lease_until = ? WHERE seq IN
         (SELECT seq FROM ${o} WHERE lease_until <= ? ORDER BY seq LIMIT ?) RETURNING seq, change`,
     ack: `DELETE FROM ${o} WHERE seq IN (SELECT value FROM json_each(?))`,
