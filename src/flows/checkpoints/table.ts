@@ -1,7 +1,6 @@
 /**
  * The checkpoint table, the same on SQLite and PostgreSQL: one row per flow run, written by a
- * versioned write (see core/sql/versioned.ts), so two sessions racing on one call cannot both
- * advance it.
+ * versioned write, so two sessions racing on one call cannot both advance it.
  */
 
 import type { TableSpec } from '../../core/sql/tables.js';
