@@ -12,7 +12,7 @@
  * independent, so any one of them can be read, tested and replaced alone):
  *
  *  -1  upstream                    every reach into @livekit/agents internals (one door)
- *   0  core                        clock, errors, logging, PII, optional deps
+ *   0  core                        clock, errors, logging, PII, optional deps, the SQL layer (sql/)
  *   1  outcome.ts                  Outcome<T> and the policies every task shares
  *   2  observability               OpenTelemetry spans and metrics (on upstream's tracer)
  *   3  tasks, deep-agent/tools     typed capture tasks; the deep agent's function tools (files,
