@@ -15,9 +15,10 @@ import {
   openPgPool,
   pgRunner,
 } from '../../src/core/sql/postgres.js';
+import type { SqlRunner } from '../../src/core/sql/runner.js';
 import { openSqlite, sqliteRunner } from '../../src/core/sql/sqlite.js';
 import { createTableSql, type TableSpec } from '../../src/core/sql/tables.js';
-import { type SqlRunner, VersionedTable } from '../../src/core/sql/versioned.js';
+import { VersionedTable } from '../../src/core/sql/versioned.js';
 import { PG_URL, serviceMissing } from '../services.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'taskline-sql-'));

@@ -11,7 +11,7 @@
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
 import { TasklineError } from '../errors.js';
 import { loadOptional } from '../optional.js';
-import type { SqlRunner } from './versioned.js';
+import type { SqlRunner } from './runner.js';
 
 /** Connect and query bounds of a PostgreSQL store; see {@link resolvePgTimeouts}. */
 export interface PostgresTimeouts {
@@ -310,21 +310,13 @@ export async function createTablesOnce(
 }
 
 /** A {@link SqlRunner} on a gate: each statement on a bounded connection of its own. */
-export function pgRunner(gate: PgGate, explain: (error: unknown) => unknown = (e) => e): SqlRunner {
+export function pgRunner(gate: PgGate): SqlRunner {
   return {
     async run(sql, values) {
-      try {
-        return (await gate.query(sql, values)).rowCount ?? 0;
-      } catch (error) {
-        throw explain(error);
-      }
+      return (await gate.query(sql, values)).rowCount ?? 0;
     },
     async get<R>(sql: string, values: unknown[]) {
-      try {
-        return (await gate.query(sql, values)).rows[0] as R | undefined;
-      } catch (error) {
-        throw explain(error);
-      }
+      return (await gate.query(sql, values)).rows[0] as R | undefined;
     },
   };
 }

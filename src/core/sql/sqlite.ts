@@ -10,7 +10,7 @@ import { dirname } from 'node:path';
 import type Database from 'better-sqlite3';
 import { TasklineError } from '../errors.js';
 import { requireOptional } from '../optional.js';
-import type { SqlRunner } from './versioned.js';
+import type { SqlRunner } from './runner.js';
 
 /** Longest wait for another connection's write lock before SQLITE_BUSY, in every store. */
 export const SQLITE_BUSY_TIMEOUT_MS = 10_000;

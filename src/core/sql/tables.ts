@@ -3,7 +3,7 @@
  * SQLite's and PostgreSQL's own (JSON is TEXT on SQLite, JSONB on PostgreSQL), so the two
  * versions of a store can never drift apart in their columns.
  */
-import type { SqlDialect } from './versioned.js';
+import type { SqlDialect } from './runner.js';
 
 /**
  * A column's type: `key` is text compared byte by byte (COLLATE "C" on PostgreSQL, SQLite's

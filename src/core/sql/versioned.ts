@@ -4,15 +4,7 @@
  * stored version is the one the writer read. Each statement is atomic on its own, so two
  * writers racing on one row cannot both win, whatever the isolation level.
  */
-
-/** Which SQL the statements are written in (placeholders differ: `$1` or `?`). */
-export type SqlDialect = 'postgres' | 'sqlite';
-
-/** Runs one statement and says how many rows it wrote, or reads one row. */
-export interface SqlRunner {
-  run(sql: string, values: unknown[]): Promise<number>;
-  get<R>(sql: string, values: unknown[]): Promise<R | undefined>;
-}
+import type { SqlDialect, SqlRunner } from './runner.js';
 
 /** What a versioned write did: the new version, or the version that beat it (none: no row). */
 export type VersionedResult =

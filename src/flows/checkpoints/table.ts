@@ -3,8 +3,8 @@
  * versioned write, so two sessions racing on one call cannot both advance it.
  */
 
+import type { SqlDialect, SqlRunner } from '../../core/sql/runner.js';
 import type { TableSpec } from '../../core/sql/tables.js';
-import type { SqlDialect, SqlRunner } from '../../core/sql/versioned.js';
 import { VersionedTable } from '../../core/sql/versioned.js';
 import {
   type Checkpoint,

@@ -1,6 +1,6 @@
 import { quoteIdentifier } from '../../core/sql/identifiers.js';
+import type { SqlDialect } from '../../core/sql/runner.js';
 import { createTableSql, type TableSpec } from '../../core/sql/tables.js';
-import type { SqlDialect } from '../../core/sql/versioned.js';
 import type { DelegationRecord, StageStatus } from '../../delegation/record.js';
 import { dict } from '../../delegation/validate.js';
 import type { DelegationChange, VersionedRecord } from './change.js';

@@ -4,7 +4,7 @@
  * outbox listeners and closing. The stores add their writes, which lock differently.
  */
 import type { Clock } from '../../core/clock.js';
-import type { SqlDialect } from '../../core/sql/versioned.js';
+import type { SqlDialect } from '../../core/sql/runner.js';
 import type {
   DelegationFilter,
   DelegationPage,
