@@ -3,9 +3,9 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import type { FileBackend } from '../src/tools/files/backend.js';
-import { DiskBackend } from '../src/tools/files/backends/disk.js';
-import { MemoryBackend } from '../src/tools/files/backends/memory.js';
+import type { FileBackend } from '../src/deep-agent/tools/files/backend.js';
+import { DiskBackend } from '../src/deep-agent/tools/files/backends/disk.js';
+import { MemoryBackend } from '../src/deep-agent/tools/files/backends/memory.js';
 import { argNumber } from './interleave.js';
 import type { BenchResult } from './result.js';
 

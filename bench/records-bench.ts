@@ -29,6 +29,7 @@ import { InProcessDelegationBus } from '../src/service/bus/in-process.js';
 import { NatsDelegationBus } from '../src/service/bus/nats.js';
 import type { DelegationBus } from '../src/service/bus/types.js';
 import type { DelegationChange } from '../src/service/stores/change.js';
+import { recordFields } from '../src/service/stores/plan.js';
 import { PostgresDelegationStore } from '../src/service/stores/postgres.js';
 import { SqliteDelegationStore } from '../src/service/stores/sqlite.js';
 import { interleave, median, pairedRatio, type Sample, stopwatch } from './interleave.js';
@@ -127,12 +128,7 @@ async function sqliteWrites(n: number, runs: number, dir: string): Promise<Bench
         const write = db.transaction((r: DelegationRecord) => {
           insert.run(
             r.delegation_id,
-            r.task_id,
-            r.sub_task_id,
-            r.workflow_level,
-            r.delegation_type,
-            r.sender_subject_id,
-            r.target_subject_id,
+            ...recordFields(r),
             JSON.stringify(r.status),
             JSON.stringify(r.sub_task_data),
             r.status.execution?.deadline ?? null,
@@ -209,12 +205,7 @@ async function postgresWrites(n: number, runs: number, inFlight: number): Promis
             (r) =>
               pool.query(sql, [
                 r.delegation_id,
-                r.task_id,
-                r.sub_task_id,
-                r.workflow_level,
-                r.delegation_type,
-                r.sender_subject_id,
-                r.target_subject_id,
+                ...recordFields(r),
                 JSON.stringify(r.status),
                 JSON.stringify(r.sub_task_data),
                 openDeadline(r),

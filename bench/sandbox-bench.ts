@@ -5,11 +5,11 @@
  * start (pyodide in a permission-confined child) and per-run time.
  */
 import { Bash } from 'just-bash';
-import { BashSandbox } from '../src/tools/execute/bash.js';
-import { PythonSandbox } from '../src/tools/execute/python.js';
-import type { FileBackend } from '../src/tools/files/backend.js';
-import { MemoryBackend } from '../src/tools/files/backends/memory.js';
-import { SqliteFileStore } from '../src/tools/files/backends/store-sqlite.js';
+import { BashSandbox } from '../src/deep-agent/tools/execute/bash.js';
+import { PythonSandbox } from '../src/deep-agent/tools/execute/python.js';
+import type { FileBackend } from '../src/deep-agent/tools/files/backend.js';
+import { MemoryBackend } from '../src/deep-agent/tools/files/backends/memory.js';
+import { SqliteFileStore } from '../src/deep-agent/tools/files/backends/store-sqlite.js';
 import type { BenchResult } from './result.js';
 
 /** Sizes of the sandbox bench. */

@@ -12,10 +12,11 @@
  * independent, so any one of them can be read, tested and replaced alone):
  *
  *  -1  upstream                    every reach into @livekit/agents internals (one door)
- *   0  core                        clock, errors, logging, PII, optional deps
+ *   0  core                        clock, errors, logging, PII, optional deps, the SQL layer (sql/)
  *   1  outcome.ts                  Outcome<T> and the policies every task shares
  *   2  observability               OpenTelemetry spans and metrics (on upstream's tracer)
- *   3  tasks, tools                typed capture tasks; deep-agent function tools
+ *   3  tasks, deep-agent/tools     typed capture tasks; the deep agent's function tools (files,
+ *                                  todos, skills, execute), which sub-agents in delegation use too
  *   4  telephony, flows, delegation   IVR kit; flow runner; TaskManager, sub-agents, task tools,
  *                                  delegation records and the memory store
  *   5  deep-agent                  createDeepAgent: wires tools + delegation + tasks
@@ -27,7 +28,8 @@
  *  10  cli                         the `taskline` command: the entry point, above everything
  *  11  index.ts                    the package's public surface
  *
- * A new folder under src/ must be given a layer here before it can be imported.
+ * A new folder under src/ must be given a layer here before it can be imported. A key may name
+ * a sub-folder (`deep-agent/tools`): its files are then that unit, not their top folder's.
  *
  *   node scripts/check-imports.mjs [--root <dir with src/>]
  *
@@ -46,7 +48,7 @@ export const LAYERS = {
   'outcome.ts': 1,
   observability: 2,
   tasks: 3,
-  tools: 3,
+  'deep-agent/tools': 3,
   telephony: 4,
   flows: 4,
   delegation: 4,
@@ -84,9 +86,17 @@ function resolveSpecifier(fromFile, spec) {
   return candidates.find((c) => existsSync(c) && statSync(c).isFile());
 }
 
-/** Top-level unit of a file relative to src/: its first folder, or the file name itself. */
-function unitOf(relPath) {
-  return relPath.split(sep)[0];
+/**
+ * Unit of a file relative to src/: the longest key of `layers` that is the file's own folder
+ * path or one above it (`deep-agent/tools`), else its first folder, or the file name itself.
+ */
+function unitOf(relPath, layers) {
+  const parts = relPath.split(sep);
+  for (let n = parts.length - 1; n > 1; n--) {
+    const key = parts.slice(0, n).join('/');
+    if (Object.hasOwn(layers, key)) return key;
+  }
+  return parts[0];
 }
 
 /** Strongly connected components with more than one file, or a file importing itself. */
@@ -197,8 +207,8 @@ export function checkImports(root, layers = LAYERS) {
       }
       edges += 1;
       deps.add(target);
-      const from = unitOf(relative(src, file));
-      const to = unitOf(relative(src, target));
+      const from = unitOf(relative(src, file), layers);
+      const to = unitOf(relative(src, target), layers);
       if (from === to) continue;
       const lf = layers[from];
       const lt = layers[to];

@@ -11,17 +11,6 @@ import { TasklineError } from '../core/errors.js';
 import { logLine } from '../core/log.js';
 import { TaskManager, type TaskManagerOptions } from '../delegation/manager.js';
 import { createDelegationTools } from '../delegation/task-tools.js';
-import { LocalShell } from '../tools/execute/local.js';
-import { type ExecutionOptions, ExecutionSandbox } from '../tools/execute/sandbox.js';
-import { createExecutionTools } from '../tools/execute/tools.js';
-import type { FileBackend } from '../tools/files/backend.js';
-import { CompositeBackend } from '../tools/files/backends/composite.js';
-import { MemoryBackend } from '../tools/files/backends/memory.js';
-import { FileToolsState } from '../tools/files/state.js';
-import { createFileTools, type FileToolsOptions } from '../tools/files/tools.js';
-import type { Skill } from '../tools/skills/skill.js';
-import { createSkillTools, loadSkills, skillsPrompt } from '../tools/skills/tools.js';
-import { createTodoTools, TodoList } from '../tools/todos.js';
 import { ApprovalGate } from './approval/guard.js';
 import type { ApprovalPolicy } from './approval/types.js';
 import { repairDanglingToolCalls } from './dangling.js';
@@ -34,6 +23,17 @@ import {
 } from './memory.js';
 import { assemblePrompt } from './prompt.js';
 import { type SummarizationOptions, Summarizer } from './summarize.js';
+import { LocalShell } from './tools/execute/local.js';
+import { type ExecutionOptions, ExecutionSandbox } from './tools/execute/sandbox.js';
+import { createExecutionTools } from './tools/execute/tools.js';
+import type { FileBackend } from './tools/files/backend.js';
+import { CompositeBackend } from './tools/files/backends/composite.js';
+import { MemoryBackend } from './tools/files/backends/memory.js';
+import { FileToolsState } from './tools/files/state.js';
+import { createFileTools, type FileToolsOptions } from './tools/files/tools.js';
+import type { Skill } from './tools/skills/skill.js';
+import { createSkillTools, loadSkills, skillsPrompt } from './tools/skills/tools.js';
+import { createTodoTools, TodoList } from './tools/todos.js';
 
 /** Id of the instructions message upstream keeps at the top of a context (voice/generation.ts). */
 const INSTRUCTIONS_ID = 'lk.agent_task.instructions';

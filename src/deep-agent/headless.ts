@@ -7,10 +7,10 @@
  */
 import type { llm } from '@livekit/agents';
 import { defineSubAgent, type SubAgentSpec } from '../delegation/subagent.js';
-import { loadSkills, skillsPrompt } from '../tools/skills/tools.js';
 import { buildParts, type DeepAgentOptions } from './agent.js';
 import type { ApprovalGate } from './approval/guard.js';
 import { DEFAULT_MEMORY_PATH, loadMemory, memoryPrompt } from './memory.js';
+import { loadSkills, skillsPrompt } from './tools/skills/tools.js';
 
 /** Options of {@link createHeadlessDeepAgent}. */
 export interface HeadlessDeepAgentOptions

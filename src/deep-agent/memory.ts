@@ -4,9 +4,9 @@
  * a store backend namespaced by tenant and caller (SqliteFileStore / PostgresFileStore with
  * `user` = the caller), what a caller asked the agent to remember is there on their next call.
  */
-import { type FileBackend, FileError } from '../tools/files/backend.js';
-import { normalizePath } from '../tools/files/paths.js';
-import type { FileToolsState } from '../tools/files/state.js';
+import { type FileBackend, FileError } from './tools/files/backend.js';
+import { normalizePath } from './tools/files/paths.js';
+import type { FileToolsState } from './tools/files/state.js';
 
 /** Where memory lives by default. */
 export const DEFAULT_MEMORY_PATH = '/memories/AGENTS.md';

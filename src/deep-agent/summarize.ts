@@ -9,8 +9,8 @@
 import { llm } from '@livekit/agents';
 import type { Clock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
-import { type FileBackend, FileError } from '../tools/files/backend.js';
-import type { TodoList } from '../tools/todos.js';
+import { type FileBackend, FileError } from './tools/files/backend.js';
+import type { TodoList } from './tools/todos.js';
 
 /** Default model window, in tokens. */
 export const DEFAULT_CONTEXT_WINDOW_TOKENS = 128_000;

@@ -4,10 +4,10 @@
  * `/tasks/<id>/`. A child never writes into the parent's tree while it runs.
  */
 import type { Clock } from '../core/clock.js';
-import type { FileBackend } from '../tools/files/backend.js';
-import { MemoryBackend } from '../tools/files/backends/memory.js';
-import { FileToolsState } from '../tools/files/state.js';
-import { TodoList } from '../tools/todos.js';
+import type { FileBackend } from '../deep-agent/tools/files/backend.js';
+import { MemoryBackend } from '../deep-agent/tools/files/backends/memory.js';
+import { FileToolsState } from '../deep-agent/tools/files/state.js';
+import { TodoList } from '../deep-agent/tools/todos.js';
 
 /** The scratch space one sub-agent conversation works in. */
 export interface Workspace {

@@ -1,7 +1,7 @@
 /**
  * A flow run's checkpoints: claiming the call for this session with one versioned write
  * (fresh, resumed, already completed, or lost to another session) and every later write,
- * each announced as a {@link CheckpointInfo}. Bounded store calls are ./checkpoint-io.ts.
+ * each announced as a {@link CheckpointInfo}.
  */
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../core/clock.js';

@@ -8,7 +8,7 @@
  *
  * @packageDocumentation
  */
-export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/sql/postgres.js';
 export { type AnnounceFactory, type AnnounceLine, AnnounceTask, announce } from './announce.js';
 export { type Flow, FlowBuilder, type FlowValueOf, flow } from './builder.js';
 export { type CheckpointInfo, DEFAULT_RESUME_WINDOW_MS } from './checkpointing.js';

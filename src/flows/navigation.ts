@@ -2,8 +2,7 @@
  * Where a flow goes: the `go_back` tool a caller uses to change an earlier answer, the
  * fast-forward over answers that still apply after such a revisit, pruning answers the new
  * path no longer passes, and the walk of the answers from the first step. Functions of the
- * flow's definition and state; the runner (./runner.ts) decides when to call them, and
- * ./restore.ts re-walks a checkpoint with them.
+ * flow's definition and state: the runner decides when to call them.
  */
 import { llm, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';

@@ -1,6 +1,6 @@
 /**
  * What a flow run is given and what it tells: its options, its events, and the line a
- * resumed call hears. The runner itself is ./runner.ts.
+ * resumed call hears.
  */
 import type { llm } from '@livekit/agents';
 import type { CheckpointInfo, ClaimResult } from './checkpointing.js';

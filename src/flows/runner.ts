@@ -1,11 +1,8 @@
 /**
  * The flow runner: one AgentTask that runs a flow's steps in turn (run → execute → loop →
- * runStep). What has a job of its own lives beside it: navigation.ts (go back, fast-forward,
- * restored answers), checkpointing.ts (claiming the call, versioned writes), report.ts (the
- * result and the per-call report), ending.ts (how the call ends), context.ts (each step's
- * context), graph.ts (where an answer leads), restore.ts (checking a checkpoint before it is
- * trusted), secrets.ts (masked answers). Some 560 lines with its tracing hooks: the
- * loop and its step records share the run state and read best in one class.
+ * runStep).
+ *
+ * Over 500 lines: the step loop and its step records share the run state.
  */
 import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';

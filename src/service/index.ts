@@ -10,7 +10,7 @@
  * @packageDocumentation
  */
 
-export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/postgres.js';
+export { DEFAULT_PG_TIMEOUTS, type PostgresTimeouts } from '../core/sql/postgres.js';
 export { type ApiKeyEntry, ApiKeys, type Identity } from './api/auth.js';
 export {
   createDelegationsApi,

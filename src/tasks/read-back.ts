@@ -1,8 +1,7 @@
 /**
  * A capture's read-back state: whether it is asking its question, waiting for a yes to a value
  * it read back ("I have X. Is that right?"), or asking which of the caller's alternatives was
- * meant ("Was that 7 or 8?"), and the words it says for each. What replies mean is decided in
- * ./confirm.ts.
+ * meant ("Was that 7 or 8?"), and the words it says for each.
  */
 import type { InputModality } from '../core/call.js';
 import { joinSpeech } from './capture.js';

@@ -1,5 +1,5 @@
 /**
- * What a capture is made of, apart from the engine itself (./typed-task.ts): its spec (the one
+ * What a capture is made of, apart from the engine itself: its spec (the one
  * definition interface of typed tasks, digit collection and menus), the tools it gives its
  * model and their parameters (built once), its counters, and the words it uses by default
  * (instructions, read-back, re-prompts).

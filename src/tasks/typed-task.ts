@@ -1,11 +1,6 @@
 // The one capture engine of taskline: typed tasks, digit collection and menus are all this
-// class with a different spec. Its overrides (onEnter, llmNode, its tools) share one state
-// machine, which reads best in one place; what has a job of its own lives beside it:
-// ./typed-task-spec.ts (the spec, tools, default wording), ./caller-input.ts (keys, speech,
-// no-input timer), ./attempts.ts (counters and caps), ./read-back.ts and ./confirm.ts
-// (read-backs and what replies to them mean), ./escalation.ts (onExhausted in a tool call),
-// ./task-expectation.ts (what the task listens for), ./parsers (how answers are read) and
-// ./capture.ts (the run()/unwind shell).
+// class with a different spec.
+// Over 500 lines: its overrides (onEnter, llmNode, its tools) share one state machine.
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, type stt, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';

@@ -13,9 +13,9 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod/v4';
 import { createDeepAgent } from '../../src/deep-agent/agent.js';
 import { CANCELLED_OUTPUT, repairDanglingToolCalls } from '../../src/deep-agent/dangling.js';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
-import { SqliteFileStore } from '../../src/tools/files/backends/store-sqlite.js';
-import { TodoList } from '../../src/tools/todos.js';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
+import { SqliteFileStore } from '../../src/deep-agent/tools/files/backends/store-sqlite.js';
+import { TodoList } from '../../src/deep-agent/tools/todos.js';
 import { startDeepCall, systemText, toolResults } from './helpers.js';
 
 /** The tool the restored history called (a context only keeps calls of tools it has). */

@@ -7,8 +7,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import * as demo from '../../examples/concierge/demo.js';
 import concierge, { createConcierge, GREETING } from '../../examples/concierge/index.js';
+import { SqliteFileStore } from '../../src/deep-agent/tools/files/backends/store-sqlite.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
-import { SqliteFileStore } from '../../src/tools/files/backends/store-sqlite.js';
 
 const open: Array<{ close(): Promise<void> | void }> = [];
 afterEach(async () => {

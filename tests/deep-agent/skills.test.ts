@@ -5,9 +5,13 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { ExecutionSandbox } from '../../src/tools/execute/sandbox.js';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
-import { createSkillTools, loadSkills, skillsPrompt } from '../../src/tools/skills/tools.js';
+import { ExecutionSandbox } from '../../src/deep-agent/tools/execute/sandbox.js';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
+import {
+  createSkillTools,
+  loadSkills,
+  skillsPrompt,
+} from '../../src/deep-agent/tools/skills/tools.js';
 import { callTool, toolError } from '../tools/tool-helpers.js';
 
 const TIP_SKILL = `---

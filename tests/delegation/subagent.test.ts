@@ -4,6 +4,7 @@ import { llm } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isTasklineError } from '../../src/core/errors.js';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
 import { TaskManager } from '../../src/delegation/manager.js';
 import {
   newProgress,
@@ -15,7 +16,6 @@ import { defineSubAgent, GENERAL_PURPOSE } from '../../src/delegation/subagent.j
 import { summarize } from '../../src/delegation/summary.js';
 import type { Workspace } from '../../src/delegation/workspace.js';
 import { ScriptedLLM, VirtualClock } from '../../src/testing/index.js';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
 
 const echo = llm.tool({
   description: 'Echo a word.',

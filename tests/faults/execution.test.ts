@@ -7,7 +7,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { LocalShell } from '../../src/tools/execute/local.js';
+import { LocalShell } from '../../src/deep-agent/tools/execute/local.js';
 
 const linux = process.platform === 'linux';
 if (!linux) console.info('execution faults: skipped, they read /proc (Linux only)');
@@ -162,8 +162,8 @@ function node(source: string): Promise<{ out: string; code: number | null }> {
 
 describe('closing sandboxes while they work', () => {
   const source = (start: string) => `
-    import { ExecutionSandbox } from '${join(process.cwd(), 'src/tools/execute/sandbox.ts')}';
-    import { MemoryBackend } from '${join(process.cwd(), 'src/tools/files/backends/memory.ts')}';
+    import { ExecutionSandbox } from '${join(process.cwd(), 'src/deep-agent/tools/execute/sandbox.ts')}';
+    import { MemoryBackend } from '${join(process.cwd(), 'src/deep-agent/tools/files/backends/memory.ts')}';
     const sandbox = new ExecutionSandbox({ backend: new MemoryBackend() });
     let started;
     const running = new Promise((r) => { started = r; });

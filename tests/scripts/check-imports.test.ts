@@ -39,9 +39,10 @@ describe('scripts/check-imports.mjs', () => {
   it('passes when every import points down the layers', () => {
     const root = fixture({
       'core/clock.ts': 'export const now = () => 0;\n',
-      'tools/todo.ts': "import { now } from '../core/clock.js';\nexport const t = now;\n",
+      'deep-agent/tools/todo.ts':
+        "import { now } from '../../core/clock.js';\nexport const t = now;\n",
       'delegation/manager.ts':
-        "import { t } from '../tools/todo.js';\nimport type { X } from './types.js';\nexport const m = t;\n",
+        "import { t } from '../deep-agent/tools/todo.js';\nimport type { X } from './types.js';\nexport const m = t;\n",
       'delegation/types.ts': 'export type X = number;\n',
     });
     const { code, out } = check(root);
@@ -52,13 +53,25 @@ describe('scripts/check-imports.mjs', () => {
   it('names the edge of a back arrow, a type-only one included', () => {
     const root = fixture({
       'delegation/types.ts': 'export type Host = { run(): void };\n',
-      'tools/task.ts':
-        "import type { Host } from '../delegation/types.js';\nexport type T = Host;\n",
+      'deep-agent/tools/task.ts':
+        "import type { Host } from '../../delegation/types.js';\nexport type T = Host;\n",
     });
     const { code, err } = check(root);
     expect(code).toBe(1);
     expect(err).toContain(
-      'back arrow: src/tools/task.ts → src/delegation/types.ts (tools is layer 3, delegation is layer 4',
+      'back arrow: src/deep-agent/tools/task.ts → src/delegation/types.ts (deep-agent/tools is layer 3, delegation is layer 4',
+    );
+  });
+
+  it('gives a sub-folder with a layer of its own its own unit: it never imports its parent', () => {
+    const root = fixture({
+      'deep-agent/agent.ts': "import { t } from './tools/todo.js';\nexport const a = t;\n",
+      'deep-agent/tools/todo.ts': "import { a } from '../agent.js';\nexport const t = () => a;\n",
+    });
+    const { code, err } = check(root);
+    expect(code).toBe(1);
+    expect(err).toContain(
+      'back arrow: src/deep-agent/tools/todo.ts → src/deep-agent/agent.ts (deep-agent/tools is layer 3, deep-agent is layer 5',
     );
   });
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { type FileBackend, FileError } from '../../src/tools/files/backend.js';
+import { type FileBackend, FileError } from '../../src/deep-agent/tools/files/backend.js';
 
 /** Size caps a suite case may ask the factory for. */
 export interface BackendCaps {

@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { TasklineError } from '../../src/core/errors.js';
-import { CompositeBackend } from '../../src/tools/files/backends/composite.js';
-import { DiskBackend } from '../../src/tools/files/backends/disk.js';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
+import { CompositeBackend } from '../../src/deep-agent/tools/files/backends/composite.js';
+import { DiskBackend } from '../../src/deep-agent/tools/files/backends/disk.js';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
 import { describeBackendSuite, errorCode } from './backend-suite.js';
 
 const base = mkdtempSync(join(tmpdir(), 'taskline-composite-'));

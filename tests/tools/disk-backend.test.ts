@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it, vi } from 'vitest';
-import { DiskBackend } from '../../src/tools/files/backends/disk.js';
+import { DiskBackend } from '../../src/deep-agent/tools/files/backends/disk.js';
 import { describeBackendSuite, errorCode } from './backend-suite.js';
 
 const base = mkdtempSync(join(tmpdir(), 'taskline-disk-'));

@@ -17,9 +17,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { llm } from '@livekit/agents';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { FileError } from '../../src/tools/files/backend.js';
-import { DiskBackend, type DiskBackendHooks } from '../../src/tools/files/backends/disk.js';
-import { createFileTools } from '../../src/tools/files/tools.js';
+import { FileError } from '../../src/deep-agent/tools/files/backend.js';
+import {
+  DiskBackend,
+  type DiskBackendHooks,
+} from '../../src/deep-agent/tools/files/backends/disk.js';
+import { createFileTools } from '../../src/deep-agent/tools/files/tools.js';
 
 /**
  * A world per test: `root` (the backend's root) next to `outside` (a secret the backend must

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import { FileError } from '../../src/tools/files/backend.js';
-import { compileGlob, createPathFilter, splitGlob } from '../../src/tools/files/glob.js';
-import { MAX_PATH_LENGTH, normalizePath } from '../../src/tools/files/paths.js';
-import { compileSearcher, SearchBudget } from '../../src/tools/files/search.js';
+import { FileError } from '../../src/deep-agent/tools/files/backend.js';
+import { compileGlob, createPathFilter, splitGlob } from '../../src/deep-agent/tools/files/glob.js';
+import { MAX_PATH_LENGTH, normalizePath } from '../../src/deep-agent/tools/files/paths.js';
+import { compileSearcher, SearchBudget } from '../../src/deep-agent/tools/files/search.js';
 
 function codeOf(fn: () => unknown): string {
   try {

@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { FileError, type SkippedLine } from '../../src/tools/files/backend.js';
+import { FileError, type SkippedLine } from '../../src/deep-agent/tools/files/backend.js';
 import {
   compileGrepRegex,
   MAX_REGEX_LINE_CHARS,
   MAX_REGEX_PATTERN_LENGTH,
   MAX_REGEX_PROGRAM_SIZE,
-} from '../../src/tools/files/grep-regex.js';
-import { compileSearcher, SearchBudget } from '../../src/tools/files/search.js';
+} from '../../src/deep-agent/tools/files/grep-regex.js';
+import { compileSearcher, SearchBudget } from '../../src/deep-agent/tools/files/search.js';
 
 const PATTERNS = [
   'abc',

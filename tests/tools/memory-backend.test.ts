@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
 import { describeBackendSuite, errorCode } from './backend-suite.js';
 
 describeBackendSuite('memory', (caps) => new MemoryBackend(caps));

@@ -1,15 +1,19 @@
 import { voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import { afterEach, describe, expect, it } from 'vitest';
+import { MemoryBackend } from '../../src/deep-agent/tools/files/backends/memory.js';
+import { FileToolsState } from '../../src/deep-agent/tools/files/state.js';
+import { createFileTools } from '../../src/deep-agent/tools/files/tools.js';
+import {
+  createTodoTools,
+  type TodoChangeEvent,
+  TodoList,
+} from '../../src/deep-agent/tools/todos.js';
 import {
   type FakeOpenAIServer,
   type OpenAIChatRequest,
   startFakeOpenAI,
 } from '../../src/testing/openai-server.js';
-import { MemoryBackend } from '../../src/tools/files/backends/memory.js';
-import { FileToolsState } from '../../src/tools/files/state.js';
-import { createFileTools } from '../../src/tools/files/tools.js';
-import { createTodoTools, type TodoChangeEvent, TodoList } from '../../src/tools/todos.js';
 
 const numbered = (n: number, text: string) => `${String(n).padStart(6)}\t${text}`;
 

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ancestorsOf, rangeBelow } from '../../src/tools/files/backends/store-common.js';
+import { ancestorsOf, rangeBelow } from '../../src/deep-agent/tools/files/backends/store-common.js';
 
 describe('store key ranges', () => {
   it('computes key ranges and ancestors for SQL scans', () => {

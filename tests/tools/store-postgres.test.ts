@@ -2,7 +2,10 @@ import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { PostgresFileStore, pgText } from '../../src/tools/files/backends/store-postgres.js';
+import {
+  PostgresFileStore,
+  pgText,
+} from '../../src/deep-agent/tools/files/backends/store-postgres.js';
 import { serviceMissing } from '../services.js';
 import { describeBackendSuite } from './backend-suite.js';
 import { describeStoreSuite, freshTenant } from './store-suite.js';

@@ -5,7 +5,7 @@ import { join, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { SqliteFileStore } from '../../src/tools/files/backends/store-sqlite.js';
+import { SqliteFileStore } from '../../src/deep-agent/tools/files/backends/store-sqlite.js';
 import { describeBackendSuite } from './backend-suite.js';
 import { describeStoreSuite, freshTenant } from './store-suite.js';
 
@@ -41,7 +41,7 @@ interface ChildWriter {
 
 /** Another process writing `count` 100-byte files through its own SqliteFileStore connection. */
 function childWriter(file: string, tenant: string, count: number, cap: number): ChildWriter {
-  const storeModule = resolve('src/tools/files/backends/store-sqlite.ts');
+  const storeModule = resolve('src/deep-agent/tools/files/backends/store-sqlite.ts');
   const script = `
     import { once } from 'node:events';
     import { SqliteFileStore } from ${JSON.stringify(storeModule)};

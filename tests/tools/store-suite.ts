@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Clock } from '../../src/core/clock.js';
+import type { FileBackend } from '../../src/deep-agent/tools/files/backend.js';
+import { FileError } from '../../src/deep-agent/tools/files/backend.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
-import type { FileBackend } from '../../src/tools/files/backend.js';
-import { FileError } from '../../src/tools/files/backend.js';
 
 /** What a store suite needs to open a store on shared storage for any namespace. */
 export interface StoreFactoryOptions {

@@ -1,6 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { TasklineError } from '../../src/core/errors.js';
-import { createTodoTools, type TodoChangeEvent, TodoList } from '../../src/tools/todos.js';
+import {
+  createTodoTools,
+  type TodoChangeEvent,
+  TodoList,
+} from '../../src/deep-agent/tools/todos.js';
 import { callTool, toolError } from './tool-helpers.js';
 
 describe('TodoList', () => {

@@ -350,17 +350,6 @@ export function notFoundError(id: string): TasklineError {
   return new TasklineError('not_found', `Delegation ${id} does not exist.`, { id });
 }
 
-/** Validates a table-name prefix (letters, digits, `_`) so it can be spliced into SQL. */
-export function checkPrefix(prefix: string): string {
-  if (!/^[A-Za-z_][A-Za-z0-9_]{0,40}$/.test(prefix)) {
-    throw new TasklineError(
-      'invalid_argument',
-      `Table prefix ${JSON.stringify(prefix)} is not allowed; use up to 41 letters, digits and "_".`,
-    );
-  }
-  return prefix;
-}
-
 /** Page size bounds shared by every store and the API. */
 export const PAGE = { default: 500, max: 500 } as const;
 

@@ -10,6 +10,7 @@
  * middle (`items.name` on a list of objects) and do not take positions (`items.0`).
  */
 import { TasklineError } from '../../core/errors.js';
+import type { SqlDialect } from '../../core/sql/runner.js';
 import { type DelegationFilter, type DelegationRecord, DelegationState } from '../record.js';
 import { isPlainObject } from '../validate.js';
 
@@ -271,9 +272,6 @@ export function parseDelegationFilter(input: DelegationFilter | unknown): Filter
 }
 
 // ------------------------------------------------------------------------------- SQL
-
-/** SQL flavour for {@link compileFilterSql}. */
-export type SqlDialect = 'sqlite' | 'postgres';
 
 const SQL_CMP: Record<Comparison, string> = { gt: '>', gte: '>=', lt: '<', lte: '<=' };
 

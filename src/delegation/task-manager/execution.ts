@@ -6,8 +6,8 @@
 import { llm } from '@livekit/agents';
 import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
-import { createFileTools } from '../../tools/files/tools.js';
-import { createTodoTools } from '../../tools/todos.js';
+import { createFileTools } from '../../deep-agent/tools/files/tools.js';
+import { createTodoTools } from '../../deep-agent/tools/todos.js';
 import { type HeadlessRunOptions, partialOutput, runHeadless } from '../runner.js';
 import type { SubAgentSpec, SubAgentToolGuard, VoiceSpecialistSpec } from '../subagent.js';
 import { summarize } from '../summary.js';

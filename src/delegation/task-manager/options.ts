@@ -13,7 +13,7 @@ import {
   type OptionTable,
   whole,
 } from '../../core/options.js';
-import type { FileBackend } from '../../tools/files/backend.js';
+import type { FileBackend } from '../../deep-agent/tools/files/backend.js';
 import type { ReplyInstructions } from '../channel.js';
 import { DELIVER_AT, type DeliverAt } from '../floor.js';
 import type { DelegationStore } from '../record.js';

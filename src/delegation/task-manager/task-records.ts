@@ -4,7 +4,7 @@
  * merged child files in the parent's workspace.
  */
 import type { Clock, TimerHandle } from '../../core/clock.js';
-import type { FileBackend } from '../../tools/files/backend.js';
+import type { FileBackend } from '../../deep-agent/tools/files/backend.js';
 import type { DelegationStore } from '../record.js';
 import { isVoiceSpecialist } from '../subagent.js';
 import { EXECUTION_STAGE, initialRecord, recordResult, recordState } from '../task-record.js';

@@ -1,12 +1,5 @@
-import {
-  type Checkpoint,
-  CheckpointConflictError,
-  type CheckpointKey,
-  type CheckpointStore,
-  checkKey,
-  checkVersion,
-  type FlowState,
-} from './types.js';
+import type { Checkpoint, CheckpointKey, CheckpointStore, FlowState } from './types.js';
+import { CheckpointConflictError, checkKey, checkVersion } from './types.js';
 
 /**
  * Checkpoints in process memory: for tests, demos, and flows that need go-back and

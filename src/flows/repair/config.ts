@@ -1,8 +1,7 @@
 /**
  * A flow's repair patterns as declared (`flow(...).repair({...})`, a document's `repair:`
  * section) and as the runner uses them: checked once, defaults filled in, with each step's
- * own switches. What they do in a call is ./desk.ts (hearing them) and ./after.ts (what the
- * flow does once a request ended a step).
+ * own switches.
  */
 
 import { isDtmfDigit } from '../../core/call.js';

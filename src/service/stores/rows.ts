@@ -1,23 +1,66 @@
+import { quoteIdentifier } from '../../core/sql/identifiers.js';
+import type { SqlDialect } from '../../core/sql/runner.js';
+import { createTableSql, type TableSpec } from '../../core/sql/tables.js';
 import type { DelegationRecord, StageStatus } from '../../delegation/record.js';
 import { dict } from '../../delegation/validate.js';
 import type { DelegationChange, VersionedRecord } from './change.js';
 
-/** Columns of the records table, in the order both stores insert them. */
-export const RECORD_COLUMNS = [
-  'delegation_id',
-  'version',
-  'incarnation',
-  'task_id',
-  'sub_task_id',
-  'workflow_level',
-  'delegation_type',
-  'sender_subject_id',
-  'target_subject_id',
-  'status',
-  'sub_task_data',
-  'open_deadline',
-  'stale_stages',
-] as const;
+/** The records table, the same on SQLite and PostgreSQL (JSON columns are JSONB there). */
+export const RECORDS_TABLE: TableSpec = {
+  columns: {
+    delegation_id: 'key',
+    version: 'integer',
+    incarnation: 'text',
+    task_id: 'text',
+    sub_task_id: 'text',
+    workflow_level: 'integer',
+    delegation_type: 'text',
+    sender_subject_id: 'text',
+    target_subject_id: 'text',
+    status: 'json',
+    sub_task_data: 'json',
+    open_deadline: { type: 'bigint', nullable: true },
+    stale_stages: { type: 'json', default: "'[]'" },
+  },
+  primaryKey: ['delegation_id'],
+};
+
+/** The outbox: one row per committed change, leased by a publisher until acknowledged. */
+export const OUTBOX_TABLE: TableSpec = {
+  columns: {
+    seq: 'serial',
+    delegation_id: 'text',
+    version: 'integer',
+    change: 'json',
+    lease_until: { type: 'bigint', default: '0' },
+  },
+};
+
+/** The columns a record is read from. */
+export const SELECT = Object.keys(RECORDS_TABLE.columns)
+  .filter((c) => c !== 'open_deadline')
+  .join(', ');
+
+/**
+ * The DDL of a store's tables and indexes in `dialect` (names already checked; `table` and
+ * `outbox` quoted), run once at open.
+ */
+export function delegationTablesSql(
+  dialect: SqlDialect,
+  names: { prefix: string; table: string; outbox: string },
+): string[] {
+  const { prefix, table, outbox } = names;
+  const index = (suffix: string, on: string) =>
+    `CREATE INDEX IF NOT EXISTS ${quoteIdentifier(`${prefix}delegations_${suffix}`)} ON ${table} ${on}`;
+  return [
+    createTableSql(dialect, table, RECORDS_TABLE),
+    index('sender', '(sender_subject_id)'),
+    index('target', '(target_subject_id)'),
+    index('task', '(task_id)'),
+    index('deadline', '(open_deadline) WHERE open_deadline IS NOT NULL'),
+    createTableSql(dialect, outbox, OUTBOX_TABLE),
+  ];
+}
 
 /** One records-table row as a driver returns it (JSON columns as text or already parsed). */
 export interface RecordRow {

@@ -3,8 +3,7 @@
  * descriptor inside the root, and never anything outside it. Every directory is opened
  * through its already-verified parent; every descriptor is checked (through `/proc/self/fd`
  * on Linux) to lie under the root's real path; files open with O_NOFOLLOW; symbolic links are
- * followed only when their real target stays inside. What the backend does with what it
- * opened lives in ./disk.ts, the directory walk for glob and grep in ./disk-walk.ts.
+ * followed only when their real target stays inside.
  */
 import {
   closeSync,

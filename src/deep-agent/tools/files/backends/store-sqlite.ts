@@ -1,10 +1,10 @@
-import { createRequire } from 'node:module';
 import type Database from 'better-sqlite3';
-import { TasklineError } from '../../../core/errors.js';
-import { requireOptional } from '../../../core/optional.js';
+import { openSqlite, type SqliteHandle, type SqliteSource } from '../../../../core/sql/sqlite.js';
+import { createTableSql } from '../../../../core/sql/tables.js';
 import {
   ancestorsOf,
   checkStoreWrite,
+  FILES_TABLE,
   type PathRange,
   rangeBelow,
   type StoreContentRow,
@@ -14,44 +14,7 @@ import {
 } from './store-common.js';
 
 /** Options of {@link SqliteFileStore}: a database file (or open handle) plus the namespace. */
-export type SqliteFileStoreOptions = StoreNamespaceOptions &
-  (
-    | {
-        /** Database file to open (created if missing; ":memory:" works) in WAL mode. */
-        path: string;
-        db?: undefined;
-      }
-    | {
-        /** An open better-sqlite3 handle; the caller keeps ownership and its pragmas. */
-        db: Database.Database;
-        path?: undefined;
-      }
-  );
-
-const SCHEMA = `CREATE TABLE IF NOT EXISTS taskline_files (
-  tenant TEXT NOT NULL,
-  user_id TEXT NOT NULL,
-  path TEXT NOT NULL,
-  size INTEGER NOT NULL,
-  modified_at INTEGER NOT NULL,
-  content TEXT NOT NULL,
-  PRIMARY KEY (tenant, user_id, path)
-)`;
-
-let sqlite: typeof Database | undefined;
-
-/**
- * better-sqlite3, loaded on the first store that opens a database file, so importing taskline
- * does not load the native module (cold-start budget); an app passing `db` never loads it here.
- */
-function loadSqlite(): typeof Database {
-  sqlite ??= requireOptional(
-    () => createRequire(import.meta.url)('better-sqlite3') as typeof Database,
-    'better-sqlite3',
-    'the SQLite file store',
-  );
-  return sqlite;
-}
+export type SqliteFileStoreOptions = StoreNamespaceOptions & SqliteSource;
 
 const NS = 'tenant = @tenant AND user_id = @user';
 const IN_RANGE = `${NS} AND path >= @lo AND path < @hi`;
@@ -74,7 +37,7 @@ interface ContentDbRow extends MetaDbRow {
 export class SqliteFileStore extends StoreFileBackend {
   readonly kind = 'sqlite';
   private readonly db: Database.Database;
-  private readonly owned: boolean;
+  private readonly handle: SqliteHandle;
   private readonly ns: { tenant: string; user: string };
   private readonly stmt: {
     meta: Statement<MetaDbRow>;
@@ -92,22 +55,9 @@ export class SqliteFileStore extends StoreFileBackend {
   constructor(options: SqliteFileStoreOptions) {
     super(options);
     this.ns = { tenant: this.tenant, user: this.user };
-    if (options.db) {
-      this.db = options.db;
-      this.owned = false;
-    } else if (typeof options.path === 'string' && options.path.length > 0) {
-      const Sqlite = loadSqlite();
-      this.db = new Sqlite(options.path, { timeout: 10_000 });
-      this.owned = true;
-      this.db.pragma('journal_mode = WAL');
-      this.db.pragma('synchronous = NORMAL');
-    } else {
-      throw new TasklineError(
-        'invalid_argument',
-        'SqliteFileStore needs either `path` (a database file) or `db` (an open handle).',
-      );
-    }
-    this.db.exec(SCHEMA);
+    this.handle = openSqlite(options, 'the SQLite file store');
+    this.db = this.handle.db;
+    this.db.exec(createTableSql('sqlite', 'taskline_files', FILES_TABLE));
     const cols = 'path, size, modified_at';
     this.stmt = {
       meta: prepare(this.db, `SELECT ${cols} FROM taskline_files WHERE ${NS} AND path = @path`),
@@ -168,7 +118,7 @@ export class SqliteFileStore extends StoreFileBackend {
 
   /** Closes the database if this store opened it; a handle passed in as `db` stays open. */
   close(): void {
-    if (this.owned && this.db.open) this.db.close();
+    this.handle.close();
   }
 
   protected async getMeta(path: string): Promise<StoreMetaRow | undefined> {

@@ -14,8 +14,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:os';
-import { type Clock, systemClock } from '../../core/clock.js';
-import { TasklineError } from '../../core/errors.js';
+import { type Clock, systemClock } from '../../../core/clock.js';
+import { TasklineError } from '../../../core/errors.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,
   DEFAULT_MAX_OUTPUT_BYTES,

@@ -1,4 +1,4 @@
-import { TasklineError } from '../../../core/errors.js';
+import { TasklineError } from '../../../../core/errors.js';
 import {
   type FileBackend,
   FileError,

@@ -6,7 +6,7 @@
  */
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { TasklineError } from '../../core/errors.js';
+import { TasklineError } from '../../../core/errors.js';
 import type { ExecutionSandbox } from '../execute/sandbox.js';
 import { formatRun } from '../execute/tools.js';
 import { type FileBackend, FileError } from '../files/backend.js';

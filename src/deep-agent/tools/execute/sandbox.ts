@@ -4,8 +4,8 @@
  * agent. Both are optional peers: asking for one that is not installed fails at once with
  * `missing_dependency`, naming the package to install.
  */
-import type { Clock } from '../../core/clock.js';
-import { TasklineError } from '../../core/errors.js';
+import type { Clock } from '../../../core/clock.js';
+import { TasklineError } from '../../../core/errors.js';
 import type { FileBackend } from '../files/backend.js';
 import { normalizePath } from '../files/paths.js';
 import {

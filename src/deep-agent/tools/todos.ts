@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { TasklineError } from '../core/errors.js';
+import { TasklineError } from '../../core/errors.js';
 
 /** Where a todo stands. */
 export type TodoStatus = 'pending' | 'in_progress' | 'completed';

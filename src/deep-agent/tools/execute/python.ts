@@ -13,15 +13,15 @@
  * JavaScript allocates for Python. A crash is its own outcome (`stopped: 'crashed'`, exit code 125, with the error), and
  * the files the run wrote are saved when the interpreter could still hand them back.
  *
- * Over 500 lines: the parent side of one child protocol (start, sync in, run, sync out, stop) reads best in one file.
+ * Over 500 lines: the parent side of one child protocol (start, sync in, run, sync out, stop).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname } from 'node:path';
-import { type Clock, systemClock, type TimerHandle } from '../../core/clock.js';
-import { TasklineError } from '../../core/errors.js';
-import { requireOptional } from '../../core/optional.js';
+import { type Clock, systemClock, type TimerHandle } from '../../../core/clock.js';
+import { TasklineError } from '../../../core/errors.js';
+import { requireOptional } from '../../../core/optional.js';
 import type { FileBackend } from '../files/backend.js';
 import {
   DEFAULT_EXEC_TIMEOUT_MS,

@@ -6,7 +6,7 @@
  */
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { isTasklineError } from '../../core/errors.js';
+import { isTasklineError } from '../../../core/errors.js';
 import { fitLargeResult } from '../files/large-result.js';
 import { DEFAULT_LARGE_RESULT_CHARS, toToolError } from '../files/tools.js';
 import type { ExecResult } from './bash.js';

@@ -5,7 +5,7 @@
  * naming the file and what to fix, never half-loaded.
  */
 import { z } from 'zod/v4';
-import { TasklineError } from '../../core/errors.js';
+import { TasklineError } from '../../../core/errors.js';
 
 /** Longest skill name (the Agent Skills limit). */
 export const MAX_SKILL_NAME = 64;

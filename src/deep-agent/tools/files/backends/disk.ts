@@ -1,8 +1,6 @@
 /**
  * The disk backend: file operations (ls, stat, read, write, delete, glob, grep) and the size
- * caps, on a host directory. Confinement to that directory — descriptors verified to lie
- * inside the root, symbolic links, `..`, races — is ./disk-containment.ts; the directory walk
- * behind glob, grep and the usage total is ./disk-walk.ts.
+ * caps, on a host directory, never outside it.
  */
 import { isUtf8 } from 'node:buffer';
 import { promises as fsp, lstatSync } from 'node:fs';

@@ -1,5 +1,6 @@
-import type { Clock } from '../../../core/clock.js';
-import { TasklineError } from '../../../core/errors.js';
+import type { Clock } from '../../../../core/clock.js';
+import { TasklineError } from '../../../../core/errors.js';
+import type { TableSpec } from '../../../../core/sql/tables.js';
 import {
   type FileBackend,
   FileError,
@@ -55,6 +56,19 @@ export function comparePaths(a: string, b: string): number {
 // ---------------------------------------------------------------------------------------------
 // The store backend, minus its storage
 // ---------------------------------------------------------------------------------------------
+
+/** The file table, the same on SQLite and PostgreSQL: one row per tenant, user and path. */
+export const FILES_TABLE: TableSpec = {
+  columns: {
+    tenant: 'text',
+    user_id: 'text',
+    path: 'key',
+    size: 'integer',
+    modified_at: 'bigint',
+    content: 'text',
+  },
+  primaryKey: ['tenant', 'user_id', 'path'],
+};
 
 /** Options every store takes: whose files, how much of them, and which clock stamps them. */
 export interface StoreNamespaceOptions {

@@ -1,15 +1,18 @@
 import type { Pool } from 'pg';
-import { TasklineError } from '../../../core/errors.js';
+import { TasklineError } from '../../../../core/errors.js';
+import { quoteTable } from '../../../../core/sql/identifiers.js';
 import {
-  type BoundedClient,
+  createTablesOnce,
+  inTransaction,
   PgGate,
   type PostgresTimeouts,
-  quoteTable,
   resolvePgTimeouts,
-} from '../../../core/postgres.js';
+} from '../../../../core/sql/postgres.js';
+import { createTableSql } from '../../../../core/sql/tables.js';
 import {
   ancestorsOf,
   checkStoreWrite,
+  FILES_TABLE,
   type PathRange,
   rangeBelow,
   type StoreContentRow,
@@ -77,7 +80,7 @@ export class PostgresFileStore extends StoreFileBackend {
     if (!options.pool) {
       throw new TasklineError('invalid_argument', 'PostgresFileStore needs a pg `pool`.');
     }
-    this.pool = new PgGate(options.pool, resolvePgTimeouts(options), 'file store');
+    this.pool = new PgGate(options.pool, resolvePgTimeouts(options), 'the PostgreSQL file store');
     this.ns = [pgText(this.tenant), pgText(this.user)];
     const t = quoteTable(options.table ?? 'taskline_files');
     this.table = t;
@@ -117,29 +120,9 @@ export class PostgresFileStore extends StoreFileBackend {
 
   /** Creates the table if it does not exist yet (safe to call from several processes at once). */
   async init(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
-      // Concurrent CREATE TABLE IF NOT EXISTS can still collide in the catalog; serialize it.
-      await client.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-        `taskline_files_ddl:${this.table}`,
-      ]);
-      await client.query(`CREATE TABLE IF NOT EXISTS ${this.table} (
-        tenant text NOT NULL,
-        user_id text NOT NULL,
-        path text COLLATE "C" NOT NULL,
-        size integer NOT NULL,
-        modified_at bigint NOT NULL,
-        content text NOT NULL,
-        PRIMARY KEY (tenant, user_id, path)
-      )`);
-      await client.query('COMMIT');
-    } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
-      throw err;
-    } finally {
-      client.release();
-    }
+    await createTablesOnce(this.pool, this.table, async (client) => {
+      await client.query(createTableSql('postgres', this.table, FILES_TABLE));
+    });
   }
 
   protected async getMeta(path: string): Promise<StoreMetaRow | undefined> {
@@ -181,7 +164,7 @@ export class PostgresFileStore extends StoreFileBackend {
   }
 
   protected async putChecked(row: StoreContentRow): Promise<void> {
-    await this.transaction(async (client) => {
+    await this.inTransaction(async (client) => {
       await client.query(this.sql.lock, [this.table, ...this.ns]);
       const ns = this.ns;
       const below = rangeBelow(row.path);
@@ -225,17 +208,11 @@ export class PostgresFileStore extends StoreFileBackend {
     }
   }
 
-  private async transaction(fn: (client: BoundedClient) => Promise<void>): Promise<void> {
-    const client = await this.pool.connect();
+  private async inTransaction(fn: Parameters<typeof inTransaction>[1]): Promise<void> {
     try {
-      await client.query('BEGIN');
-      await fn(client);
-      await client.query('COMMIT');
+      await inTransaction(this.pool, fn);
     } catch (err) {
-      await client.query('ROLLBACK').catch(() => {});
       throw this.explain(err);
-    } finally {
-      client.release();
     }
   }
 

@@ -7,7 +7,7 @@
  */
 import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
-import { type Clock, systemClock } from '../../core/clock.js';
+import { type Clock, systemClock } from '../../../core/clock.js';
 
 /** The environment variable that marks every process of one command. */
 export const RUN_MARKER = 'TASKLINE_LOCAL_RUN';

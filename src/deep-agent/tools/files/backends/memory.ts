@@ -1,4 +1,4 @@
-import type { Clock } from '../../../core/clock.js';
+import type { Clock } from '../../../../core/clock.js';
 import {
   type FileBackend,
   FileError,

@@ -5,11 +5,13 @@
  * `connectionTimeoutMillis`, `query_timeout` and `statement_timeout`; pools a caller passes
  * in are bounded per call through {@link PgGate}. Either way a silent or refusing server
  * becomes a TasklineError `timeout` (or the driver's error) within the bound.
- * Table names are checked and quoted here too ({@link quoteTable}), once for every store.
- * Only `pg` types are imported here: the driver itself is loaded by the stores, on first use.
+ * {@link openPgPool} opens (or adopts) a store's pool and {@link inTransaction} runs one
+ * transaction on it; `pg` itself is loaded on the first store that opens a pool.
  */
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
-import { TasklineError } from './errors.js';
+import { TasklineError } from '../errors.js';
+import { loadOptional } from '../optional.js';
+import type { SqlRunner } from './runner.js';
 
 /** Connect and query bounds of a PostgreSQL store; see {@link resolvePgTimeouts}. */
 export interface PostgresTimeouts {
@@ -210,20 +212,111 @@ export class PgGate {
   }
 }
 
-const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+/** What a PostgreSQL store is given: a pool the caller owns, or a URL to open one from. */
+export interface PgPoolOptions extends PostgresTimeouts {
+  /** A pool the caller owns (the store never ends it); its waits are bounded all the same. */
+  pool?: Pool;
+  /** A connection URL; the store then opens, and on close ends, a pool of its own. */
+  connectionString?: string;
+}
+
+/** A store's pool, whether the store owns it, and the gate every query goes through. */
+export interface PgPool {
+  pool: Pool;
+  gate: PgGate;
+  owned: boolean;
+  /** Ends the pool if the store opened it; a caller's pool stays open. */
+  end(): Promise<void>;
+}
 
 /**
- * A table name a caller configured, checked and quoted for SQL (`schema.table` allowed): only
- * letters, digits and `_`, so a name can never carry SQL. Every PostgreSQL store uses it.
+ * The pool a store runs on: the caller's `pool`, or one opened from `connectionString` (or
+ * `fallbackUrl`) with the connect and query bounds set; `pg` is loaded here, on first use.
+ * `what` names the store in errors ("the checkpoint store").
  */
-export function quoteTable(table: string): string {
-  const parts = table.split('.');
-  if (parts.length > 2 || !parts.every((p) => IDENTIFIER.test(p))) {
-    throw new TasklineError(
-      'invalid_argument',
-      `Table name ${JSON.stringify(table)} is not allowed; use letters, digits and "_" ` +
-        '(optionally "schema.table").',
-    );
+export async function openPgPool(
+  options: PgPoolOptions,
+  what: string,
+  defaults: { max: number; fallbackUrl?: string },
+): Promise<PgPool> {
+  const timeouts = resolvePgTimeouts(options);
+  let pool = options.pool;
+  const owned = pool === undefined;
+  if (!pool) {
+    const connectionString = options.connectionString ?? defaults.fallbackUrl;
+    if (!connectionString) {
+      throw new TasklineError(
+        'invalid_argument',
+        `Give \`pool\` (a pg pool) or \`connectionString\` (a URL) for ${what}.`,
+      );
+    }
+    const pg = (await loadOptional(() => import('pg'), 'pg', what)).default;
+    pool = new pg.Pool({ connectionString, max: defaults.max, ...pgPoolTimeouts(timeouts) });
   }
-  return parts.map((p) => `"${p}"`).join('.');
+  const own = pool;
+  return {
+    pool: own,
+    gate: new PgGate(own, timeouts, what),
+    owned,
+    end: async () => {
+      if (owned) await own.end();
+    },
+  };
+}
+
+/**
+ * Runs `fn` in one transaction on a bounded connection: COMMIT when it returns, ROLLBACK when
+ * it throws (the error is rethrown). A connection whose ROLLBACK failed is destroyed, never
+ * reused.
+ */
+export async function inTransaction<T>(
+  gate: PgGate,
+  fn: (client: BoundedClient) => Promise<T>,
+): Promise<T> {
+  const client = await gate.connect();
+  let broken: Error | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await fn(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch((e: unknown) => {
+      broken = e instanceof Error ? e : new Error(String(e));
+    });
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}
+
+/**
+ * Creates a store's tables once, whoever else opens the same tables at the same moment:
+ * concurrent `CREATE TABLE IF NOT EXISTS` can still collide in the catalog, so the DDL runs
+ * under a transaction-scoped advisory lock named after the table. `ddl` runs in that
+ * transaction.
+ */
+export async function createTablesOnce(
+  gate: PgGate,
+  table: string,
+  ddl: (client: BoundedClient) => Promise<void>,
+): Promise<void> {
+  await inTransaction(gate, async (client) => {
+    await client.query('SELECT pg_advisory_xact_lock(hashtextextended($1, 0))', [
+      `taskline_ddl:${table}`,
+    ]);
+    await ddl(client);
+  });
+}
+
+/** A {@link SqlRunner} on a gate: each statement on a bounded connection of its own. */
+export function pgRunner(gate: PgGate): SqlRunner {
+  return {
+    async run(sql, values) {
+      return (await gate.query(sql, values)).rowCount ?? 0;
+    },
+    async get<R>(sql: string, values: unknown[]) {
+      return (await gate.query(sql, values)).rows[0] as R | undefined;
+    },
+  };
 }

@@ -7,9 +7,9 @@
  */
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
-import { type Clock, systemClock } from '../../core/clock.js';
-import { TasklineError } from '../../core/errors.js';
-import { requireOptional } from '../../core/optional.js';
+import { type Clock, systemClock } from '../../../core/clock.js';
+import { TasklineError } from '../../../core/errors.js';
+import { requireOptional } from '../../../core/optional.js';
 import type { FileBackend } from '../files/backend.js';
 import { BackendFs, callFs, FS_METHODS } from './backend-fs.js';
 import { type BashWorkerData, bashWorkerSource } from './bash-worker.js';

@@ -1,7 +1,7 @@
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
-import { type Clock, systemClock } from '../../core/clock.js';
-import { isTasklineError, TasklineError } from '../../core/errors.js';
+import { type Clock, systemClock } from '../../../core/clock.js';
+import { isTasklineError, TasklineError } from '../../../core/errors.js';
 import { type FileBackend, FileError } from './backend.js';
 import {
   collectSkipped,

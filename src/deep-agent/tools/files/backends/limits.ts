@@ -1,4 +1,4 @@
-import { TasklineError } from '../../../core/errors.js';
+import { TasklineError } from '../../../../core/errors.js';
 import { FileError } from '../backend.js';
 
 /** Default cap on one file, in UTF-8 bytes (5 MiB). */
