@@ -5,6 +5,7 @@
  * leads to `spoken`, and only `ready` (nobody holds the result, somebody is listening) leads
  * to `queued` — once.
  */
+import { logLine } from '../../core/log.js';
 import type { TaskSnapshot } from '../types.js';
 
 /**
@@ -129,9 +130,22 @@ export function nextDelivery(state: DeliveryState, event: DeliveryEvent): Delive
   return next;
 }
 
-/** Applies `event` to the task's delivery state and its snapshot; returns the new state. */
+/**
+ * Applies `event` to the task's delivery state and its snapshot; returns the new state. An
+ * event the state does not allow is a bug in the manager: it is logged at error level and
+ * changes nothing (the state is returned as it was), so a live call is never thrown out of
+ * and a result is never spoken twice; tests check the table with {@link nextDelivery}.
+ */
 export function step(task: DeliveryTracked, event: DeliveryEvent): DeliveryState {
-  const next = nextDelivery(task.delivery, event);
+  const next = DELIVERY_TRANSITIONS[task.delivery][event];
+  if (next === undefined) {
+    logLine('taskline.delegation', 'error', 'taskline bug: delivery event refused', {
+      code: 'delivery_transition',
+      event,
+      state: task.delivery,
+    });
+    return task.delivery;
+  }
   task.delivery = next;
   task.snap.delivery = PUBLIC[next];
   return next;

@@ -120,7 +120,7 @@ export class Delivery {
       step(task, 'waive');
       return;
     }
-    step(task, 'enqueue');
+    if (step(task, 'enqueue') !== 'queued') return;
     this.#join(this.#entry(task));
   }
 
@@ -133,7 +133,7 @@ export class Delivery {
       ...(line ? { line } : {}),
       ...(task.origin ? { origin: task.origin } : {}),
       onDelivered: () => {
-        step(task, 'spoken');
+        if (step(task, 'spoken') !== 'spoken') return;
         this.emit('delivered', task, 'spoken');
         receipt(task);
       },
