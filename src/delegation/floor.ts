@@ -11,7 +11,7 @@
 import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
-import { isSessionClosing } from '../upstream/internals.js';
+import { activityRunning, isSessionClosing } from '../upstream/internals.js';
 
 /**
  * When results are spoken (`TaskManagerOptions.deliverAt`):
@@ -52,17 +52,6 @@ const HANDOFF_ROUNDS = 50;
  * detection waits up to 3 s by default upstream); speech that never becomes words releases it.
  */
 const CALLER_TURN_MS = 4_000;
-
-/**
- * True when the agent's activity accepts speech. Reaches into upstream 1.9's
- * `Agent._agentActivity.schedulingPaused` (no event marks the end of a handoff); pinned by
- * tests/upstream/handoff_resume.test.ts.
- */
-export function activityRunning(agent: voice.Agent | undefined): boolean {
-  const activity = (agent as { _agentActivity?: { schedulingPaused: boolean } } | undefined)
-    ?._agentActivity;
-  return activity !== undefined && !activity.schedulingPaused;
-}
 
 /** The session's current agent, or undefined when it has none (starting, closed). */
 export function currentAgent(session: voice.AgentSession): voice.Agent | undefined {

@@ -6,7 +6,7 @@
 import { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
-import { activityRunning } from './floor.js';
+import { activityRunning } from '../upstream/internals.js';
 
 /**
  * Awaits `create()`'s AgentTask inside `ctx.foreground`. While the specialist listens,

@@ -5,7 +5,7 @@ import { durationMs } from '../core/duration.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
 import { farEndOf } from '../telephony/outbound/far-end.js';
-import { isSessionClosing } from '../upstream/internals.js';
+import { isSessionClosing, skipTranscriptWaitOnClose } from '../upstream/internals.js';
 import { agentListening, runningOnEnter } from './listening.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
@@ -101,6 +101,8 @@ export class SimulatedCaller {
 
   constructor(session: voice.AgentSession, options: SimulatedCallerOptions = {}) {
     installRunResultWorkaround();
+    // A text-mode call has no audio to flush: it closes at once, not 500 ms later.
+    skipTranscriptWaitOnClose(session);
     this.session = session;
     this.clock = options.clock ?? new VirtualClock();
     this.identity = options.identity ?? 'caller';

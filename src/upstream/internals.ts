@@ -132,3 +132,52 @@ export function wrapRunResultWatch(
 export function loggerDestinationKey(logger: object): symbol | undefined {
   return Object.getOwnPropertySymbols(logger).find((s) => s.description === 'pino.stream');
 }
+
+/** What {@link skipTranscriptWaitOnClose} touches of an agent (upstream 1.9 internals). */
+interface ClosingAgent {
+  _oldAgent?: ClosingAgent;
+  _agentActivity?: { audioRecognition?: { lastFinalTranscriptTime: number } };
+}
+
+/**
+ * Lets a session without audio input close without upstream's wait for a last transcript.
+ * Upstream 1.9's close commits the caller's turn (`commitUserTurn({ audioDetached: true })`)
+ * and, unless a final transcript came in the last 500 ms, waits 500 ms for one
+ * (`AudioRecognition.commitUserTurn`); with no audio there is none to wait for, so a text-mode
+ * call closed 500 ms late. Wraps the session's private `closeImpl` so that, when no audio
+ * input is attached as it closes, the turn's recognisers count a final transcript as just
+ * heard. Returns false when upstream no longer has that shape.
+ * Pinned by tests/upstream/close_wait.test.ts.
+ */
+export function skipTranscriptWaitOnClose(session: voice.AgentSession): boolean {
+  const target = session as unknown as { closeImpl?: (...args: unknown[]) => Promise<void> };
+  const closeImpl = target.closeImpl;
+  if (typeof closeImpl !== 'function') return false;
+  target.closeImpl = function (this: unknown, ...args: unknown[]) {
+    if (!session.input.audio) {
+      let agent: ClosingAgent | undefined;
+      try {
+        agent = session.currentAgent as unknown as ClosingAgent;
+      } catch {
+        agent = undefined; // not running: nothing to commit
+      }
+      for (let depth = 0; agent && depth < 32; agent = agent._oldAgent, depth++) {
+        const recognition = agent._agentActivity?.audioRecognition;
+        if (recognition) recognition.lastFinalTranscriptTime = Date.now();
+      }
+    }
+    return closeImpl.apply(this, args);
+  };
+  return true;
+}
+
+/**
+ * True when the agent's activity accepts speech (upstream 1.9's
+ * `Agent._agentActivity.schedulingPaused`; no event marks the end of a handoff).
+ * Pinned by tests/upstream/handoff_resume.test.ts.
+ */
+export function activityRunning(agent: voice.Agent | undefined): boolean {
+  const activity = (agent as { _agentActivity?: { schedulingPaused: boolean } } | undefined)
+    ?._agentActivity;
+  return activity !== undefined && !activity.schedulingPaused;
+}

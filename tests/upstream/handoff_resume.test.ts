@@ -5,7 +5,7 @@
 // announces. When upstream adds such an event, `activityRunning` can listen to it instead.
 import { llm, voice } from '@livekit/agents';
 import { describe, expect, it } from 'vitest';
-import { activityRunning } from '../../src/delegation/floor.js';
+import { activityRunning } from '../../src/upstream/internals.js';
 import { withSession } from './helpers.js';
 
 /** Waits (event-loop rounds, bounded) until `check` holds. */
