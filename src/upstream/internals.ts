@@ -133,21 +133,43 @@ export function loggerDestinationKey(logger: object): symbol | undefined {
   return Object.getOwnPropertySymbols(logger).find((s) => s.description === 'pino.stream');
 }
 
-/** What {@link skipTranscriptWaitOnClose} touches of an agent (upstream 1.9 internals). */
-interface ClosingAgent {
-  _oldAgent?: ClosingAgent;
-  _agentActivity?: { audioRecognition?: { lastFinalTranscriptTime: number } };
+/** What {@link skipTranscriptWaitOnClose} touches of an activity (upstream 1.9 internals). */
+interface ClosingActivity {
+  agentSession?: voice.AgentSession;
+  audioRecognition?: { lastFinalTranscriptTime: number };
+  commitUserTurn(options?: { audioDetached?: boolean }): unknown;
+}
+
+/** Sessions closing with no audio input attached (their turn has no transcript to wait for). */
+const closingWithoutAudio = new WeakSet<voice.AgentSession>();
+const COMMIT_PATCHED = Symbol.for('taskline.commitWithoutAudioWait');
+
+/** Patches `AgentActivity.prototype.commitUserTurn` once (found through a running activity). */
+function patchCommit(activity: ClosingActivity | undefined): void {
+  if (!activity) return;
+  const proto = Object.getPrototypeOf(activity) as ClosingActivity & Record<symbol, boolean>;
+  if (proto[COMMIT_PATCHED] || typeof proto.commitUserTurn !== 'function') return;
+  proto[COMMIT_PATCHED] = true;
+  const commit = proto.commitUserTurn;
+  proto.commitUserTurn = function (this: ClosingActivity, options) {
+    const session = this.agentSession;
+    if (options?.audioDetached && session && closingWithoutAudio.has(session)) {
+      const recognition = this.audioRecognition;
+      if (recognition) recognition.lastFinalTranscriptTime = Date.now();
+    }
+    return commit.call(this, options);
+  };
 }
 
 /**
  * Lets a session without audio input close without upstream's wait for a last transcript.
- * Upstream 1.9's close commits the caller's turn (`commitUserTurn({ audioDetached: true })`)
- * and, unless a final transcript came in the last 500 ms, waits 500 ms for one
- * (`AudioRecognition.commitUserTurn`); with no audio there is none to wait for, so a text-mode
- * call closed 500 ms late. Wraps the session's private `closeImpl` so that, when no audio
- * input is attached as it closes, the turn's recognisers count a final transcript as just
- * heard. Returns false when upstream no longer has that shape.
- * Pinned by tests/upstream/close_wait.test.ts.
+ * Upstream 1.9's close commits the caller's turn (`AgentActivity.commitUserTurn({
+ * audioDetached: true })`) and, unless a final transcript came in the last 500 ms, waits
+ * 500 ms for one (`AudioRecognition.commitUserTurn`); with no audio there is none to wait for,
+ * so every text-mode call closed 500 ms late. Wraps the session's private `closeImpl` to mark
+ * the session when no audio input is attached as it closes, and the activity's commit to
+ * count a final transcript as just heard for a marked session. Returns false when upstream no
+ * longer has that shape. Pinned by tests/upstream/close_wait.test.ts.
  */
 export function skipTranscriptWaitOnClose(session: voice.AgentSession): boolean {
   const target = session as unknown as { closeImpl?: (...args: unknown[]) => Promise<void> };
@@ -155,15 +177,12 @@ export function skipTranscriptWaitOnClose(session: voice.AgentSession): boolean 
   if (typeof closeImpl !== 'function') return false;
   target.closeImpl = function (this: unknown, ...args: unknown[]) {
     if (!session.input.audio) {
-      let agent: ClosingAgent | undefined;
+      closingWithoutAudio.add(session);
       try {
-        agent = session.currentAgent as unknown as ClosingAgent;
+        const agent = session.currentAgent as unknown as { _agentActivity?: ClosingActivity };
+        patchCommit(agent._agentActivity);
       } catch {
-        agent = undefined; // not running: nothing to commit
-      }
-      for (let depth = 0; agent && depth < 32; agent = agent._oldAgent, depth++) {
-        const recognition = agent._agentActivity?.audioRecognition;
-        if (recognition) recognition.lastFinalTranscriptTime = Date.now();
+        // not running: nothing to commit
       }
     }
     return closeImpl.apply(this, args);

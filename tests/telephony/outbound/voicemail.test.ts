@@ -169,12 +169,14 @@ describe('leaveVoicemail', () => {
     const agent = new Reminder({ voicemail: { maxWaitMs: 20_000, quietMs: 2500 } });
     caller = await startReminder(agent);
     await caller.say(GREETING);
-    // The far end keeps talking: every utterance re-arms the quiet wait.
-    for (let i = 0; i < 10; i++) {
+    // The far end keeps talking: every utterance re-arms the quiet wait, until the bot has
+    // left its message and hung up.
+    for (let i = 0; i < 10 && !caller.isClosed; i++) {
       await caller.silence(2000);
-      await caller.say('Your call is important to us.');
+      if (!caller.isClosed) await caller.say('Your call is important to us.');
     }
     expect(caller.agentLines).toEqual([MESSAGE]);
+    expect(caller.endedBy).toBe('bot');
     expect(agent.voicemail).toMatchObject({
       status: 'no_beep',
       reason: 'the greeting had not ended after 20000 ms',
