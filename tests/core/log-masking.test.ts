@@ -4,7 +4,7 @@
  * card number or a registered PIN in clear, nor a PIN the caller is still saying.
  */
 import { initializeLogger, llm, log, voice } from '@livekit/agents';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod/v4';
 import { maskStartedLogger, startLogger } from '../../src/core/log.js';
 import {
@@ -16,23 +16,20 @@ import {
 } from '../../src/core/pii.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
+import { stdoutDuring } from '../stdout.js';
 
 const CARD = '4111 1111 1111 1111';
 
-/** Captures stdout (where upstream's logger writes) while `body` runs under startLogger. */
+/** What upstream's logger wrote while `body` ran under startLogger at `level`. */
 async function logsOf(level: string, body: () => Promise<void>): Promise<string> {
-  const lines: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
-    lines.push(String(chunk));
-    return true;
-  }) as never);
-  try {
+  const lines = await stdoutDuring(async () => {
     startLogger({ level });
-    await body();
-  } finally {
-    initializeLogger({ pretty: false, level: 'silent' });
-    spy.mockRestore();
-  }
+    try {
+      await body();
+    } finally {
+      initializeLogger({ pretty: false, level: 'silent' });
+    }
+  });
   return lines.join('');
 }
 
@@ -93,20 +90,16 @@ describe('the logger taskline starts', () => {
 
 describe("a room worker's job process (its logger started by upstream's CLI)", () => {
   it('masks what that logger writes once the room entry runs', async () => {
-    const lines: string[] = [];
-    const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
-      lines.push(String(chunk));
-      return true;
-    }) as never);
-    try {
-      // What upstream's job process does before it calls prewarm/entry.
-      initializeLogger({ pretty: false, level: 'debug' });
-      maskStartedLogger();
-      log().debug({ 'lk.pii.arguments': { card: CARD } }, 'Tool call execution finished');
-    } finally {
-      initializeLogger({ pretty: false, level: 'silent' });
-      spy.mockRestore();
-    }
+    const lines = await stdoutDuring(() => {
+      try {
+        // What upstream's job process does before it calls prewarm/entry.
+        initializeLogger({ pretty: false, level: 'debug' });
+        maskStartedLogger();
+        log().debug({ 'lk.pii.arguments': { card: CARD } }, 'Tool call execution finished');
+      } finally {
+        initializeLogger({ pretty: false, level: 'silent' });
+      }
+    });
     const text = lines.join('');
     expect(text).toContain('Tool call execution finished');
     expect(text).not.toContain(CARD);

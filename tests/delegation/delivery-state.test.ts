@@ -1,7 +1,7 @@
 // The delivery state machine of a task's result: the table is the only way a result is
 // claimed, and nothing can be spoken twice or after it was answered inline.
 import { initializeLogger } from '@livekit/agents';
-import { describe, expect, it, vi } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startLogger } from '../../src/core/log.js';
 import {
   DELIVERY_TRANSITIONS,
@@ -14,21 +14,18 @@ import {
   resultIn,
   step,
 } from '../../src/delegation/task-manager/delivery-state.js';
+import { stdoutDuring } from '../stdout.js';
 
-/** What the logger wrote to stdout while `body` ran. */
-function loggedDuring(body: () => void): string {
-  const lines: string[] = [];
-  const spy = vi.spyOn(process.stdout, 'write').mockImplementation(((chunk: unknown) => {
-    lines.push(String(chunk));
-    return true;
-  }) as never);
-  try {
+/** What the logger wrote while `body` ran, at level error. */
+async function loggedDuring(body: () => void): Promise<string> {
+  const lines = await stdoutDuring(() => {
     startLogger({ level: 'error' });
-    body();
-  } finally {
-    initializeLogger({ pretty: false, level: 'silent' });
-    spy.mockRestore();
-  }
+    try {
+      body();
+    } finally {
+      initializeLogger({ pretty: false, level: 'silent' });
+    }
+  });
   return lines.join('');
 }
 
@@ -119,11 +116,11 @@ describe('delivery state', () => {
     expect(leadsTo('spoken').has('inline')).toBe(false);
   });
 
-  it('refuses a second "spoken" (logged, nothing changes); the table lists no other way', () => {
+  it('refuses a second "spoken" (logged, nothing changes); the table lists no other way', async () => {
     const task = { delivery: 'queued' as DeliveryState, snap: { delivery: 'pending' as const } };
     expect(step(task, 'spoken')).toBe('spoken');
     expect(task.snap.delivery).toBe('spoken');
-    const logged = loggedDuring(() => expect(step(task, 'spoken')).toBe('spoken'));
+    const logged = await loggedDuring(() => expect(step(task, 'spoken')).toBe('spoken'));
     expect(logged).toMatch(/delivery event refused/);
     expect(logged).toMatch(/"event":"spoken"/);
     expect(task.delivery).toBe('spoken');
