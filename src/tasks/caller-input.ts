@@ -1,8 +1,9 @@
 /**
  * Waiting on the caller, the same way for every capture: keypad entry (keys collected until the
  * finish key, the most digits, a whole answer or quiet after a key), the task's own speech (a
- * key interrupts it; timers wait until it has played out), the no-input timer, and the
- * `call.waitForCaller()` declaration while the task listens.
+ * key interrupts it; timers wait until it has played out), the no-input timer (held while
+ * the caller speaks, counted afresh from the end of their speech and from their transcript),
+ * and the `call.waitForCaller()` declaration while the task listens.
  */
 import { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
@@ -85,6 +86,35 @@ export class KeypadCollector {
   }
 }
 
+/**
+ * Tells `listener` when the caller starts speaking (true: the session's VAD heard speech)
+ * and when their speech is over (false: they stopped, or — while they are not speaking — a
+ * final transcript of theirs arrived). A silence timer holds on true and counts afresh on
+ * false: what it times is the caller's silence, not the recogniser's latency (on a busy
+ * machine a transcript arrives seconds after the words ended). Returns the unsubscribe.
+ */
+export function watchCallerSpeech(
+  session: voice.AgentSession,
+  listener: (speaking: boolean) => void,
+): () => void {
+  let speaking = session.userState === 'speaking';
+  const onState = (ev: voice.UserStateChangedEvent) => {
+    const now = ev.newState === 'speaking';
+    if (now === speaking) return;
+    speaking = now;
+    listener(now);
+  };
+  const onTranscript = (ev: voice.UserInputTranscribedEvent) => {
+    if (ev.isFinal && !speaking) listener(false);
+  };
+  session.on(voice.AgentSessionEventTypes.UserStateChanged, onState);
+  session.on(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscript);
+  return () => {
+    session.off(voice.AgentSessionEventTypes.UserStateChanged, onState);
+    session.off(voice.AgentSessionEventTypes.UserInputTranscribed, onTranscript);
+  };
+}
+
 /** What {@link CallerInput} reports to its task. */
 export interface CallerInputEvents {
   /** A whole keypad entry ('' when the caller ended it with nothing entered). */
@@ -107,6 +137,9 @@ export class CallerInput {
   private readonly speeches = new Set<voice.SpeechHandle>();
   private readonly keypad: KeypadCollector | undefined;
   private noInput: TimerHandle | undefined;
+  /** The no-input wait is on (the task listens, no answer yet), even while speech holds it. */
+  private waiting = false;
+  private callerSpeaking = false;
   private releaseWait: (() => void) | undefined;
   private detach: (() => void) | undefined;
 
@@ -131,8 +164,10 @@ export class CallerInput {
       if (this.on.listening() && isCurrent()) this.speaking(ev.speechHandle);
     };
     session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    const offCaller = watchCallerSpeech(session, (speaking) => this.caller(speaking));
     this.detach = () => {
       offKeys();
+      offCaller();
       session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     };
   }
@@ -162,6 +197,19 @@ export class CallerInput {
     this.cancelNoInput();
   }
 
+  /**
+   * The caller started (true) or finished (false) speaking, or their transcript arrived
+   * (false): the no-input wait holds while they speak and counts from zero after, so an
+   * answer still on its way through the recogniser is not taken for silence.
+   */
+  caller(speaking: boolean): void {
+    this.callerSpeaking = speaking;
+    if (!this.waiting) return;
+    this.noInput?.cancel();
+    this.noInput = undefined;
+    if (!speaking) this.listen();
+  }
+
   /** Starts listening (timers, the wait declaration) once nothing of the task is playing. */
   listen(): void {
     if (this.speeches.size > 0 || !this.on.listening()) return;
@@ -170,7 +218,8 @@ export class CallerInput {
       this.keypad.resume();
       return;
     }
-    if (this.noInput) return;
+    this.waiting = true;
+    if (this.noInput || this.callerSpeaking) return;
     this.noInput = this.call.clock.setTimer(this.noInputMs, () => {
       this.noInput = undefined;
       if (this.on.listening()) this.on.silence();
@@ -201,6 +250,7 @@ export class CallerInput {
   }
 
   private cancelNoInput(): void {
+    this.waiting = false;
     this.noInput?.cancel();
     this.noInput = undefined;
   }

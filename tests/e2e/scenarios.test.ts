@@ -3,26 +3,18 @@
  * as a real worker under its agent name, dispatched into a fresh room per scenario, where a
  * phone-line caller (participant kind SIP, its own number) speaks and keys the scenario's
  * turns. What a caller hears and the typed outcome are checked (see harness/scenario.ts).
+ * Scenarios whose outcome is a transfer need a real phone line behind the caller (a SIP
+ * REFER): sip.test.ts plays them as SIP calls through livekit-sip. Calls to different
+ * examples, and to one example, run at the same time (the file's concurrent tests).
  */
-import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { E2E_DIR, liveKitSuite, liveKitUnavailable, type Worker } from './harness/index.js';
-import { playScenario } from './harness/scenario.js';
-
-/** Scenarios whose outcome depends on a part this suite replaces, and where that is covered. */
-const TRANSFER =
-  'its outcome is a transfer, which needs a SIP service behind the server: ivr-bank.test.ts (refused) and sip.test.ts (REFER)';
-const ELSEWHERE: Record<string, string> = {
-  'agent-transfer.scenario.yaml': TRANSFER,
-  'barge-in.scenario.yaml': TRANSFER,
-  'silence.scenario.yaml': TRANSFER,
-  'wrong-pin.scenario.yaml': TRANSFER,
-  'background-research.scenario.yaml':
-    "the demo's scripted model answers by position, and in a room the researcher's finding is spoken while the caller is quiet, taking the step of the caller's next turn (text mode runs it: taskline test examples)",
-};
+import { exampleScenarios, playScenario } from './harness/scenario.js';
 
 const EXAMPLES = ['ivr-bank', 'survey', 'callback', 'assistant', 'concierge'] as const;
+/** Calls one example takes at once (as many job processes are kept ready). */
+const AT_ONCE = 2;
 
 async function agentName(example: string): Promise<string> {
   const room = (await import(`../../examples/${example}/room.ts`)) as { AGENT_NAME: string };
@@ -33,46 +25,41 @@ describe.skipIf(await liveKitUnavailable())('the examples through a real LiveKit
   const lk = liveKitSuite();
   let line = 0;
 
-  for (const [index, example] of EXAMPLES.entries()) {
-    describe(example, () => {
-      let worker: Worker;
-      beforeAll(async () => {
-        worker = await lk.worker({
-          file: `tests/e2e/workers/${example}.ts`,
-          agentName: await agentName(example),
-          port: 17891 + index,
-          env: { TASKLINE_CHECKPOINTS: join(E2E_DIR, `${example}-${process.pid}.db`) },
-        });
+  describe.concurrent.each(EXAMPLES)('%s', (example) => {
+    // A transfer needs a phone line behind the caller: sip.test.ts plays those.
+    const files = exampleScenarios(example, { transfers: false });
+    let worker: Worker | undefined;
+    beforeAll(async () => {
+      worker = await lk.worker({
+        file: `tests/e2e/workers/${example}.ts`,
+        agentName: await agentName(example),
+        env: { TASKLINE_CHECKPOINTS: join(E2E_DIR, `${example}-${process.pid}.db`) },
+        idleProcesses: Math.min(AT_ONCE, files.length),
       });
-      afterAll(async () => {
-        await worker?.stop();
-      });
-
-      const dir = `examples/${example}`;
-      const files = readdirSync(dir).filter((f) => f.endsWith('.scenario.yaml'));
-      for (const file of files) {
-        const why = ELSEWHERE[file];
-        it.skipIf(why)(`${file}${why ? ` (skipped: ${why})` : ''}`, async () => {
-          line += 1;
-          const report = await playScenario(
-            lk,
-            worker,
-            join(dir, file),
-            `${example}-${process.pid}-${line}`,
-            // A phone caller with a number of their own: a survey resumes by number.
-            {
-              identity: `sip_caller_${line}`,
-              phoneNumber: `+1415555${String(200 + line).padStart(4, '0')}`,
-            },
-          );
-          if (report.unchecked.length) {
-            console.info(
-              `[${example}/${file}] not observable from the caller's side: ${report.unchecked.join(', ')}`,
-            );
-          }
-          expect(report.failures, JSON.stringify(report.agentLines)).toEqual([]);
-        });
-      }
     });
-  }
+    afterAll(async () => {
+      await worker?.stop();
+    });
+
+    for (const file of files) {
+      it(file, async () => {
+        line += 1;
+        const n = line;
+        const report = await playScenario(
+          lk,
+          worker!,
+          join(`examples/${example}`, file),
+          `${example}-${process.pid}-${n}`,
+          // A phone caller with a number of their own: a survey resumes by number.
+          { identity: `sip_caller_${n}`, phoneNumber: `+1415555${String(200 + n).padStart(4, '0')}` },
+        );
+        if (report.unchecked.length) {
+          console.info(
+            `[${example}/${file}] not observable from the caller's side: ${report.unchecked.join(', ')}`,
+          );
+        }
+        expect(report.failures, JSON.stringify(report.agentLines)).toEqual([]);
+      });
+    }
+  });
 });

@@ -12,6 +12,10 @@ import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SipClient } from 'livekit-server-sdk';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { encodeWav, synthesize } from '../../../src/testing/espeak.js';
+import type { LiveKitSuite } from './index.js';
+import type { ScenarioLine } from './scenario.js';
 import { E2E_DIR, type LiveKitServer } from './server.js';
 import { waitFor } from './wait.js';
 
@@ -21,11 +25,31 @@ export const SIP_PORTS = {
   rtp: process.env.TASKLINE_SIP_RTP ?? '16000-16100',
 };
 
+/**
+ * The ports of the suite's SIP phones: phone `i` (0-4) takes four from
+ * TASKLINE_SIP_PHONE_PORTS (default 15070) + 4i: SIP, TLS (baresip's next port), control
+ * and keys.
+ */
+export function phonePorts(index: number): Pick<PhoneOptions, 'port' | 'ctrlPort' | 'keyPort'> {
+  const base = Number(process.env.TASKLINE_SIP_PHONE_PORTS ?? 15070) + 4 * index;
+  return { port: base, ctrlPort: base + 2, keyPort: base + 3 };
+}
+
 /** The Redis livekit-sip and the server share (scripts/ci-services.sh --redis starts it). */
 export const REDIS_ADDRESS = process.env.TASKLINE_REDIS ?? '127.0.0.1:6379';
 
 /** Why the SIP tests cannot run here (a sentence saying how to fix it), or undefined. */
 export async function sipUnavailable(): Promise<string | undefined> {
+  const problem = await sipProblem();
+  if (!problem) return undefined;
+  if (process.env.CI === 'true')
+    throw new Error(`CI=true and the SIP e2e tests cannot run: ${problem}`);
+  console.warn(`[skipped: needs a SIP service] ${problem}`);
+  return problem;
+}
+
+/** What is missing for a SIP call here (livekit-sip, baresip, Redis), or undefined. */
+export async function sipProblem(): Promise<string | undefined> {
   let problem: string | undefined;
   let binary = '';
   try {
@@ -41,14 +65,11 @@ export async function sipUnavailable(): Promise<string | undefined> {
     problem = 'baresip (the SIP phone) is not installed; `apt-get install baresip`';
   else if (!(await redisAnswers()))
     problem = `Redis does not answer at ${REDIS_ADDRESS}; start it with \`bash scripts/ci-services.sh --redis\``;
-  if (!problem) return undefined;
-  if (process.env.CI === 'true')
-    throw new Error(`CI=true and the SIP e2e tests cannot run: ${problem}`);
-  console.warn(`[skipped: needs a SIP service] ${problem}`);
   return problem;
 }
 
-function redisAnswers(): Promise<boolean> {
+/** True when a Redis answers PING at {@link REDIS_ADDRESS}. */
+export function redisAnswers(): Promise<boolean> {
   const [host = '127.0.0.1', port = '6379'] = REDIS_ADDRESS.split(':');
   return new Promise((resolve) => {
     const socket = connect({ host, port: Number(port) });
@@ -139,20 +160,40 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
   };
 }
 
-/** The trunk number callers dial (the To user). */
+/**
+ * The SIP service a file's calls go through: the suite's shared livekit-sip (started by the
+ * global setup beside the shared server), or — when the file has a server of its own — one
+ * started for the file and stopped after it. Call at the top of the file, after liveKitSuite.
+ */
+export function sipServiceFor(lk: LiveKitSuite): void {
+  let own: SipService | undefined;
+  beforeAll(async () => {
+    const shared = inject('liveKitShared');
+    if (lk.shared && shared?.sip) return;
+    if (lk.shared) throw new Error('the shared livekit-server runs, but no livekit-sip beside it');
+    own = await startSipService(lk.server);
+  }, 60_000);
+  afterAll(async () => {
+    await own?.stop();
+  });
+}
+
+/** The trunk number callers dial (the To user), unless a file gives its own. */
 export const TRUNK_NUMBER = '+15550001';
 
 /**
- * An inbound trunk for calls from loopback to {@link TRUNK_NUMBER} and an individual
- * dispatch rule: each call in its own room `<roomPrefix>…`, with `agentName` dispatched.
+ * An inbound trunk for calls from loopback to `number` (default {@link TRUNK_NUMBER}; each
+ * file that takes calls at the same time needs its own) and an individual dispatch rule:
+ * each call in its own room `<roomPrefix>…`, with `agentName` dispatched.
  */
 export async function inboundRoute(
   server: LiveKitServer,
   agentName: string,
   roomPrefix: string,
+  number = TRUNK_NUMBER,
 ): Promise<{ trunkId: string; ruleId: string; remove(): Promise<void> }> {
   const sip = new SipClient(server.httpUrl, server.apiKey, server.apiSecret);
-  const trunk = await sip.createSipInboundTrunk('taskline-e2e', [TRUNK_NUMBER], {
+  const trunk = await sip.createSipInboundTrunk(`taskline-e2e-${number}`, [number], {
     allowedAddresses: ['127.0.0.1/32'],
   });
   const rule = await sip.createSipDispatchRule(
@@ -359,4 +400,64 @@ export class SipPhone {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * A scenario line on a SIP phone: `phone` dials `dial` (livekit-sip's inbound trunk), the
+ * dispatch rule makes the call's room (named `<roomPrefix>…`), and a hidden observer joins
+ * it to read the agent. The phone speaks (a WAV of espeak-ng speech, 8 kHz, registered with
+ * the suite's ears first), keys (RFC 2833) and hangs up (BYE).
+ */
+export function phoneLine(
+  lk: LiveKitSuite,
+  phone: SipPhone,
+  dial: string,
+  roomPrefix: string,
+): () => Promise<ScenarioLine> {
+  return async () => {
+    const from = phone.events.length;
+    const before = new Set((await lk.rooms.listRooms()).map((r) => r.name));
+    phone.dial(dial);
+    await phone.event('CALL_ESTABLISHED', 120_000, from);
+    // The server has no event a non-participant can wait on for a new room: ask it.
+    let room: string | undefined;
+    const deadline = Date.now() + 30_000;
+    while (!room && Date.now() < deadline) {
+      room = (await lk.rooms.listRooms())
+        .map((r) => r.name)
+        .find((r) => r.startsWith(roomPrefix) && !before.has(r));
+      if (!room) await new Promise((r) => setTimeout(r, 200));
+    }
+    if (!room) throw new Error(`the call made no room ${roomPrefix}… within 30 s`);
+    const ears = await lk.observe(room);
+    const closed = () => phone.events.slice(from).some((e) => e.type === 'CALL_CLOSED');
+    let said = 0;
+    return {
+      room,
+      ears,
+      async say(text) {
+        said += 1;
+        const wav = join(E2E_DIR, `${room}-${said}.wav`);
+        const pcm = await synthesize(text, { sampleRate: 8_000 });
+        writeFileSync(wav, encodeWav(pcm));
+        lk.oracle.register(text, pcm);
+        phone.play(wav);
+        // The caller is talking for as long as the words take.
+        const ms = (pcm.samples.length / pcm.sampleRate) * 1000;
+        await new Promise((r) => setTimeout(r, ms + 100));
+      },
+      press: (keys, gapMs) => phone.press(keys, gapMs),
+      async hangup() {
+        if (closed()) return;
+        phone.hangup();
+        await phone.event('CALL_CLOSED', 30_000, from);
+      },
+      get ended() {
+        return closed() || ears.disconnectReason !== undefined;
+      },
+      async endedByBot(timeoutMs) {
+        await phone.event('CALL_CLOSED', timeoutMs, from);
+      },
+    };
+  };
 }

@@ -16,6 +16,7 @@ import { type CallModule, loadCallDemo } from '../../../src/app/module.js';
 import type { RoomAgentOptions } from '../../../src/app/room.js';
 import { roomServerOptions } from '../../../src/app/room.js';
 import { localTts } from '../../../src/scenarios/audio/local-tts.js';
+import { lastTransfer } from '../../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
 
 /** The prefix of the line a worker prints with a call's typed result. */
@@ -40,14 +41,20 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
     ...module,
     createCall(setup) {
       const call = createCall(setup);
-      setup?.session.once(voice.AgentSessionEventTypes.Close, (ev) => {
-        const line = {
-          room: setup.room?.name,
-          callerNumber: setup.callerNumber,
-          reason: ev.reason,
-          result: call.result(),
-        };
-        process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(line)}\n`);
+      const session = setup?.session;
+      session?.once(voice.AgentSessionEventTypes.Close, (ev) => {
+        const result = call.result();
+        // The transfer has settled once the session closed (the call ended after it).
+        void lastTransfer(session).then((transfer) => {
+          const line = {
+            room: setup?.room?.name,
+            callerNumber: setup?.callerNumber,
+            reason: ev.reason,
+            result,
+            ...(transfer ? { transfer } : {}),
+          };
+          process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(line)}\n`);
+        });
       });
       return call;
     },
@@ -86,18 +93,34 @@ export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
 const JOBS_PER_WORKER = 8;
 
 /**
+ * How long a job process may take to load the agent before upstream kills it. Upstream's
+ * 10 s is a retry loop that never ends on a busy machine: each new process loads the whole
+ * module graph through tsx, is killed at 10 s, and the next one starts from zero (seen: 18
+ * processes killed in 3 minutes, no call answered). A bound, not an expectation.
+ */
+const JOB_PROCESS_LOAD_MS = 120_000;
+
+/**
  * The example's worker options (`roomServerOptions`, its agent name) with what a shared,
  * loaded test machine needs: load measured as this worker's share of {@link JOBS_PER_WORKER}
  * calls, not upstream's default (the whole machine's CPU, which on a busy machine reads
- * near 1.0 and makes the server turn every dispatch away — "no servers available"), one
- * process kept warm, and its health port from the harness.
+ * near 1.0 and makes the server turn every dispatch away — "no servers available"), job
+ * processes kept ready (TASKLINE_E2E_IDLE_PROCESSES, default 1) with a load bound that fits
+ * the machine, and from the harness its health port and its agent name
+ * (TASKLINE_E2E_AGENT_NAME: on the suite's shared server each file's workers have names of
+ * their own).
  */
 export function e2eServerOptions(fileUrl: string, agentName: string): ServerOptions {
-  const options = roomServerOptions(fileUrl, { agentName });
+  const options = roomServerOptions(fileUrl, {
+    agentName: process.env.TASKLINE_E2E_AGENT_NAME || agentName,
+  });
   options.loadFunc = async (server) => Math.min(1, server.activeJobs.length / JOBS_PER_WORKER);
   options.loadThreshold = 1;
-  options.numIdleProcesses = 1;
+  options.numIdleProcesses = Number(process.env.TASKLINE_E2E_IDLE_PROCESSES ?? 1);
+  options.initializeProcessTimeout = JOB_PROCESS_LOAD_MS;
   options.host = '127.0.0.1';
-  options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
+  // 0 (the harness's default) lets the system pick a free port: workers never collide.
+  const port = process.env.TASKLINE_E2E_WORKER_PORT;
+  if (port !== undefined) options.port = Number(port);
   return options;
 }
