@@ -19,10 +19,10 @@ describe.skipIf(await liveKitUnavailable())('ivr-bank: transfers that cannot be 
   let n = 0;
   const room = () => `bank-${process.pid}-${++n}`;
   beforeAll(async () => {
-    w = await lk.worker({ file: WORKER, agentName: AGENT_NAME, idleProcesses: 2 });
+    w = await lk.worker({ file: WORKER, agentName: AGENT_NAME });
   });
 
-  describe.concurrent('two calls at once', () => {
+  describe('transfers refused', () => {
     it('a cold transfer of a caller who is not on a phone line (a web participant) is refused, and the caller is told', async () => {
       const name = room();
       const caller = await lk.call(name, AGENT_NAME, { identity: 'web_bob' });

@@ -4,8 +4,7 @@
  * phone-line caller (participant kind SIP, its own number) speaks and keys the scenario's
  * turns. What a caller hears and the typed outcome are checked (see harness/scenario.ts).
  * Scenarios whose outcome is a transfer need a real phone line behind the caller (a SIP
- * REFER): sip.test.ts plays them as SIP calls through livekit-sip. Calls to different
- * examples, and to one example, run at the same time (the file's concurrent tests).
+ * REFER): sip.test.ts plays them as SIP calls through livekit-sip.
  */
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -13,8 +12,6 @@ import { E2E_DIR, liveKitSuite, liveKitUnavailable, type Worker } from './harnes
 import { exampleScenarios, playScenario } from './harness/scenario.js';
 
 const EXAMPLES = ['ivr-bank', 'survey', 'callback', 'assistant', 'concierge'] as const;
-/** Calls one example takes at once (as many job processes are kept ready). */
-const AT_ONCE = 2;
 
 async function agentName(example: string): Promise<string> {
   const room = (await import(`../../examples/${example}/room.ts`)) as { AGENT_NAME: string };
@@ -25,7 +22,7 @@ describe.skipIf(await liveKitUnavailable())('the examples through a real LiveKit
   const lk = liveKitSuite();
   let line = 0;
 
-  describe.concurrent.each(EXAMPLES)('%s', (example) => {
+  describe.each(EXAMPLES)('%s', (example) => {
     // A transfer needs a phone line behind the caller: sip.test.ts plays those.
     const files = exampleScenarios(example, { transfers: false });
     let worker: Worker | undefined;
@@ -34,7 +31,6 @@ describe.skipIf(await liveKitUnavailable())('the examples through a real LiveKit
         file: `tests/e2e/workers/${example}.ts`,
         agentName: await agentName(example),
         env: { TASKLINE_CHECKPOINTS: join(E2E_DIR, `${example}-${process.pid}.db`) },
-        idleProcesses: Math.min(AT_ONCE, files.length),
       });
     });
     afterAll(async () => {
@@ -51,7 +47,10 @@ describe.skipIf(await liveKitUnavailable())('the examples through a real LiveKit
           join(`examples/${example}`, file),
           `${example}-${process.pid}-${n}`,
           // A phone caller with a number of their own: a survey resumes by number.
-          { identity: `sip_caller_${n}`, phoneNumber: `+1415555${String(200 + n).padStart(4, '0')}` },
+          {
+            identity: `sip_caller_${n}`,
+            phoneNumber: `+1415555${String(200 + n).padStart(4, '0')}`,
+          },
         );
         if (report.unchecked.length) {
           console.info(

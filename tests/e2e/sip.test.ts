@@ -93,12 +93,7 @@ describe.skipIf(skip)('ivr-bank answers a real SIP call (livekit-sip, baresip)',
   for (const file of exampleScenarios('ivr-bank', { transfers: true })) {
     it(`${file}: the transfer is a REFER the phone follows; the desk phone rings and picks up`, async () => {
       const ringing = desk.events.length;
-      const report = await playScenarioOn(
-        worker,
-        join('examples/ivr-bank', file),
-        bank(),
-        lk,
-      );
+      const report = await playScenarioOn(worker, join('examples/ivr-bank', file), bank(), lk);
       expect(report.failures, JSON.stringify(report.agentLines)).toEqual([]);
       // Alice's phone called the desk (REFER), and the desk answered (answermode auto).
       const answered = await desk.event('CALL_ESTABLISHED', 60_000, ringing);

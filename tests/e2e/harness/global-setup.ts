@@ -9,7 +9,13 @@
  */
 import type { TestProject } from 'vitest/node';
 import { serverBinary, startLiveKitServer } from './server.js';
-import { REDIS_ADDRESS, redisAnswers, type SipService, sipProblem, startSipService } from './sip.js';
+import {
+  REDIS_ADDRESS,
+  redisAnswers,
+  type SipService,
+  sipProblem,
+  startSipService,
+} from './sip.js';
 
 /** What the global setup hands the files (`inject('liveKitShared')`). */
 export interface SharedLiveKit {

@@ -119,7 +119,7 @@ function sharedServer(shared: SharedLiveKit): LiveKitServer {
  * top of a suite file that is not skipped. The file uses the suite's shared server (started
  * once by tests/e2e/harness/global-setup.ts, through Redis for livekit-sip) unless it asks
  * for its own (`ownServer`, `webhooks`, `ports`) or runs without the global setup; its own
- * server takes ports beside the shared one's (ownServerPorts, by vitest's pool id), and
+ * server takes free ports beside the shared one's (ownServerPorts), and
  * `redis` routes it through Redis.
  */
 export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
@@ -135,10 +135,7 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
     options.ports !== undefined ||
     (options.redis !== undefined && provided.redis === undefined);
   const shared = own ? undefined : provided;
-  const serverOptions: ServerStartOptions = {
-    ...options,
-    ports: options.ports ?? (provided ? ownServerPorts(Number(process.env.VITEST_POOL_ID ?? 1)) : undefined),
-  };
+  let serverOptions: ServerStartOptions | undefined;
   let server: LiveKitServer | undefined = shared ? sharedServer(shared) : undefined;
   let speech: FakeOpenAIServer | undefined;
   let rooms: RoomServiceClient | undefined;
@@ -147,6 +144,11 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
   const startOwn = async () => {
     const binary = serverBinary();
     if ('missing' in binary) throw new Error(binary.missing);
+    // Beside the shared server, ports of its own (kept for a restart after a crash).
+    serverOptions ??= {
+      ...options,
+      ports: options.ports ?? (provided ? await ownServerPorts() : undefined),
+    };
     server = await startLiveKitServer(binary.path, serverOptions);
   };
 

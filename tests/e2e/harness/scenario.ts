@@ -74,7 +74,9 @@ export function roomLine(
       async endedByBot(timeoutMs) {
         await call.disconnected(timeoutMs);
         if (!call.roomDeleted) {
-          throw new Error(`the caller was disconnected (${call.disconnectReason}), not by the room's deletion`);
+          throw new Error(
+            `the caller was disconnected (${call.disconnectReason}), not by the room's deletion`,
+          );
         }
       },
     };
@@ -89,7 +91,9 @@ export function exampleScenarios(example: string, options: { transfers: boolean 
   const dir = `examples/${example}`;
   return readdirSync(dir)
     .filter((f) => f.endsWith('.scenario.yaml'))
-    .filter((f) => Boolean(loadScenario(join(dir, f)).spec.expect?.transferred) === options.transfers);
+    .filter(
+      (f) => Boolean(loadScenario(join(dir, f)).spec.expect?.transferred) === options.transfers,
+    );
 }
 
 /** Plays the scenario in `file` on the line `connect` opens; never throws for a failed expectation. */
@@ -150,7 +154,11 @@ export async function playScenarioOn(
   // goodbye); a call it leaves open is ended by the caller hanging up, as a person would.
   const endedByBot =
     !hungUp &&
-    (line.ended || (await worker.result(line.room, 5_000).then(() => true, () => false)));
+    (line.ended ||
+      (await worker.result(line.room, 5_000).then(
+        () => true,
+        () => false,
+      )));
   if (!line.ended && !endedByBot) await line.hangup();
   const outcome = await worker.result(line.room, 90_000);
   const final = spec.expect;
@@ -207,7 +215,8 @@ function transferMismatch(
   const seen = actual
     ? `${actual.ok ? 'a' : 'a failed'} ${actual.mode} transfer to ${actual.to}${actual.ok ? '' : ` (${actual.reason})`}`
     : 'no transfer';
-  if (expected === false) return actual?.ok ? `expected no transfer, but there was ${seen}` : undefined;
+  if (expected === false)
+    return actual?.ok ? `expected no transfer, but there was ${seen}` : undefined;
   if (!actual?.ok) return `expected a transfer, but there was ${seen}`;
   if (expected === true) return undefined;
   if (

@@ -6,6 +6,7 @@
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { freeTcpPort, freeUdpPort } from './ports.js';
 
 /** Where the suite's logs and config go (kept after the run, for a failed CI job). */
 export const E2E_DIR = resolve(process.env.TASKLINE_E2E_DIR ?? '.tmp/e2e');
@@ -22,7 +23,7 @@ export interface ServerPorts {
 
 /**
  * The ports of the suite's shared server (override with TASKLINE_LIVEKIT_PORT / _RTC_TCP /
- * _RTC_UDP; a file's own server takes ports beside them: {@link ownServerPorts}).
+ * _RTC_UDP; a file's own server takes free ports the system picks: {@link ownServerPorts}).
  */
 export const PORTS: ServerPorts = {
   http: Number(process.env.TASKLINE_LIVEKIT_PORT ?? 17880),
@@ -31,16 +32,15 @@ export const PORTS: ServerPorts = {
 };
 
 /**
- * Ports for a server a test file starts for itself (one it may kill), beside the shared
- * server's: slot `n` (vitest's pool id, unique among the files running at once) takes
- * HTTP PORTS.http + 10 + 2n, RTC TCP the next one, and UDP PORTS.rtcUdp + 1 + n.
+ * Free ports for a server a test file starts for itself (one it may kill), beside the shared
+ * server: the system picks them (a TCP port free for HTTP, another for RTC over TCP, a UDP
+ * one), so files running at once never collide with each other or with the shared server.
  */
-export function ownServerPorts(slot: number): ServerPorts {
-  return {
-    http: PORTS.http + 10 + 2 * slot,
-    rtcTcp: PORTS.http + 11 + 2 * slot,
-    rtcUdp: PORTS.rtcUdp + 1 + slot,
-  };
+export async function ownServerPorts(): Promise<ServerPorts> {
+  const http = await freeTcpPort();
+  let rtcTcp = await freeTcpPort();
+  while (rtcTcp === http) rtcTcp = await freeTcpPort();
+  return { http, rtcTcp, rtcUdp: await freeUdpPort() };
 }
 
 /** The dev-mode credentials livekit-server uses when its config names no keys. */

@@ -11,6 +11,7 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { TransferResult } from '../../../src/telephony/transfer.js';
 import { RESULT_PREFIX } from '../workers/session.js';
+import { freeTcpPort } from './ports.js';
 import type { LiveKitServer } from './server.js';
 import { E2E_DIR } from './server.js';
 import { waitFor } from './wait.js';
@@ -35,7 +36,7 @@ export interface WorkerOptions {
   file: string;
   /** Its agent name (logged by the worker when it registers). */
   agentName: string;
-  /** Its health-check port; default 0: a free port the system picks. */
+  /** Its health-check port; default: a free port the system picks (upstream's 0 means 8081). */
   port?: number;
   /** More environment (e.g. TASKLINE_E2E_SPEECH_URL, TASKLINE_TRANSFER_MODE). */
   env?: Record<string, string>;
@@ -83,7 +84,7 @@ export async function startWorker(server: LiveKitServer, options: WorkerOptions)
       LIVEKIT_API_KEY: server.apiKey,
       LIVEKIT_API_SECRET: server.apiSecret,
       LOG_LEVEL: 'debug',
-      TASKLINE_E2E_WORKER_PORT: String(options.port ?? 0),
+      TASKLINE_E2E_WORKER_PORT: String(options.port ?? (await freeTcpPort())),
       TASKLINE_E2E_IDLE_PROCESSES: String(options.idleProcesses ?? 1),
       ...options.env,
     },

@@ -119,8 +119,7 @@ export function e2eServerOptions(fileUrl: string, agentName: string): ServerOpti
   options.numIdleProcesses = Number(process.env.TASKLINE_E2E_IDLE_PROCESSES ?? 1);
   options.initializeProcessTimeout = JOB_PROCESS_LOAD_MS;
   options.host = '127.0.0.1';
-  // 0 (the harness's default) lets the system pick a free port: workers never collide.
-  const port = process.env.TASKLINE_E2E_WORKER_PORT;
-  if (port !== undefined) options.port = Number(port);
+  // The harness gives each worker a free port: workers started at once never collide.
+  options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
   return options;
 }
