@@ -178,7 +178,9 @@ export async function playScenarioOn(
   }
   // What every call shows a caller, whatever the scenario says.
   for (const keys of masked) {
-    const leak = worker.lines.find((l) => new RegExp(`\\b${keys}\\b`).test(l));
+    const leak = worker.lines.find((l) =>
+      loggedText(l).some((t) => new RegExp(`\\b${keys}\\b`).test(t)),
+    );
     if (leak) failures.push(`${where}: masked keys ${keys} appear in a worker log line: ${leak}`);
   }
   if (ears.agentLines.length > 0 && ears.agentAudioMs === 0) {
@@ -202,6 +204,28 @@ export async function playScenarioOn(
     result: outcome.result,
     transfer: outcome.transfer,
   };
+}
+
+/**
+ * The text a worker log line carries: every string in a JSON line (a masked value leaks as
+ * text — a transcript, the keys — never as a number like a `delay` of 1111 ms), or the whole
+ * line when it is not JSON.
+ */
+export function loggedText(line: string): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    return [line];
+  }
+  const texts: string[] = [];
+  const walk = (value: unknown): void => {
+    if (typeof value === 'string') texts.push(value);
+    else if (Array.isArray(value)) value.forEach(walk);
+    else if (value && typeof value === 'object') Object.values(value).forEach(walk);
+  };
+  walk(parsed);
+  return texts;
 }
 
 /**

@@ -354,6 +354,24 @@ export class SipPhone {
     this.command('hangup');
   }
 
+  /** True while a call of this phone has not closed (by its last call event). */
+  get inCall(): boolean {
+    const last = this.events.filter((e) => /^CALL_(?!DTMF)/.test(e.type)).at(-1);
+    return last !== undefined && last.type !== 'CALL_CLOSED';
+  }
+
+  /**
+   * Hangs up what a failed test left open (a call, or the one a REFER made), so the next
+   * test starts on an idle phone. Bounded; never throws.
+   */
+  async hangUpOpenCalls(timeoutMs = 15_000): Promise<void> {
+    for (let i = 0; i < 3 && this.inCall; i++) {
+      const from = this.events.length;
+      this.hangup();
+      await this.event('CALL_CLOSED', timeoutMs, from).catch(() => undefined);
+    }
+  }
+
   /**
    * Plays `wav` into the call as the phone's microphone, from now, then silence (baresip
    * hangs up when its audio file ends, so the file is padded: `padded` names the copy).
