@@ -17,6 +17,7 @@ await build({
     'dist/flows/index.js',
     'dist/deep-agent/index.js',
     'dist/delegation/index.js',
+    'dist/service/index.js',
     'dist/testing/index.js',
     'dist/observability/index.js',
     'dist/scenarios/index.js',

@@ -3,10 +3,12 @@
 // (from the npm registry and its cache, ONNXRUNTIME_NODE_INSTALL=skip), and checks what a user
 // would see:
 //   - exactly one copy of @livekit/agents, @livekit/rtc-node and zod; no engine warnings;
-//   - every subpath of "exports" imports, and type-checks through its "types";
+//   - every subpath of "exports" imports, and type-checks through its "types" (also with
+//     skipLibCheck off: no optional peer's types leak);
 //   - defineTask works, a whole call runs through the testing kit, and a feature whose
 //     optional package is missing fails with `missing_dependency` naming it;
 //   - the README's testing sample (desk.ts + desk-call.ts) runs as is;
+//   - a room worker without the speech plugins exits 1 with missing_dependency;
 //   - `npx taskline --version` / `--help` (stdout), an unknown command (exit 2), a missing
 //     module, a module with no model and a TypeScript module without tsx (exit 1) say what
 //     is wrong;
@@ -87,7 +89,16 @@ try {
   const entryFiles = Object.values(pkg.exports)
     .filter((v) => typeof v === 'object')
     .flatMap((v) => [v.import, v.types].map((f) => f.replace(/^\.\//, '')));
-  for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', ...entryFiles]) {
+  // The README's map links a docs/ page per concern: each ships, so the links work in node_modules.
+  const docPages = [
+    ...new Set(
+      [...readFileSync(join(root, 'README.md'), 'utf8').matchAll(/\]\((docs\/[\w-]+\.md)/g)].map(
+        (m) => m[1],
+      ),
+    ),
+  ];
+  check(docPages.length > 0, 'the README links its docs/ pages');
+  for (const file of ['LICENSE', 'CHANGELOG.md', 'README.md', ...docPages, ...entryFiles]) {
     check(
       info.files.some((f) => f.path === file),
       `the tarball holds ${file}`,
@@ -192,6 +203,30 @@ export const all = [${subpaths.map((_, i) => `m${i}`).join(', ')}, defineTask];
     120_000,
   );
   check(tsc.status === 0, `every subpath type-checks in the app (tsc, NodeNext)`, tsc.out);
+  // The same with skipLibCheck off: taskline's declarations must not need the optional peers
+  // the app did not install (pg, fastify, better-sqlite3, NATS, the plugins). Errors inside
+  // other packages' declarations (upstream's) are theirs, not counted here.
+  const strictConfig = JSON.parse(readFileSync(join(app, 'tsconfig.json'), 'utf8'));
+  strictConfig.compilerOptions.skipLibCheck = false;
+  writeFileSync(join(app, 'tsconfig.strict.json'), JSON.stringify(strictConfig));
+  const strict = run(
+    process.execPath,
+    [
+      join(root, 'node_modules/typescript/bin/tsc'),
+      '-p',
+      'tsconfig.strict.json',
+      '--pretty',
+      'false',
+    ],
+    app,
+    120_000,
+  );
+  const leaks = strict.out.split('\n').filter((l) => l.includes('node_modules/taskline/'));
+  check(
+    leaks.length === 0,
+    "skipLibCheck false: no error in taskline's declarations without the optional peers",
+    leaks.join('\n'),
+  );
 
   // 4. defineTask, a whole call, and a missing optional package.
   const taskScript = (zod) => `import { z } from '${zod}';
@@ -311,6 +346,31 @@ export default defineCallModule({
     b.status === 1 && /no demo script|no scripted model/.test(b.stderr),
     'a module with no scripted model and no OPENAI_API_KEY says what to do',
     b.out,
+  );
+
+  // A room worker without the speech plugins refuses to start before it registers.
+  writeFileSync(
+    join(app, 'worker.mjs'),
+    `import { cli, voice } from '@livekit/agents';
+import { defineCallModule } from 'taskline';
+import { roomAgent, roomServerOptions } from 'taskline/app';
+export default roomAgent(defineCallModule({
+  name: 'bot',
+  description: 'a room bot',
+  createCall: () => ({ agent: new voice.Agent({ instructions: 'hi' }), result: () => undefined }),
+}));
+cli.runApp(roomServerOptions(import.meta.url, { agentName: 'fresh-bot' }));
+`,
+  );
+  const w = run('node', ['worker.mjs', 'start'], app, 60_000);
+  check(
+    w.status === 1 &&
+      /taskline: error: The packages "@livekit\/agents-plugin-openai" and "@livekit\/agents-plugin-silero" are needed/.test(
+        w.stderr,
+      ) &&
+      !/exited before initializing/.test(w.out),
+    'a room worker without the plugins says missing_dependency at error level and exits 1',
+    w.out,
   );
 
   writeFileSync(join(app, 'bot.ts'), 'export default {};\n');

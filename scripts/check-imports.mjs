@@ -11,17 +11,21 @@
  * never from a higher one, and never from a sibling folder of the same layer (siblings stay
  * independent, so any one of them can be read, tested and replaced alone):
  *
+ *  -1  upstream                    every reach into @livekit/agents internals (one door)
  *   0  core                        clock, errors, logging, PII, optional deps
  *   1  outcome.ts                  Outcome<T> and the policies every task shares
  *   2  observability               OpenTelemetry spans and metrics (on upstream's tracer)
  *   3  tasks, tools                typed capture tasks; deep-agent function tools
- *   4  telephony, flows, delegation   IVR kit; flow runner; TaskManager, sub-agents, task tools
+ *   4  telephony, flows, delegation   IVR kit; flow runner; TaskManager, sub-agents, task tools,
+ *                                  delegation records and the memory store
  *   5  deep-agent                  createDeepAgent: wires tools + delegation + tasks
  *   6  app                         call modules, rooms (what a deployment runs)
- *   7  testing                     taskline/testing: scripted models, simulated caller
- *   8  scenarios                   taskline/scenarios: call scenarios run on the testing kit
- *   9  cli                         the `taskline` command: the entry point, above everything
- *  10  index.ts                    the package's public surface
+ *   7  service                     taskline/service: durable delegation stores, bus, workers,
+ *                                  HTTP API and its CLI (no call-side code imports it)
+ *   8  testing                     taskline/testing: scripted models, simulated caller
+ *   9  scenarios                   taskline/scenarios: call scenarios run on the testing kit
+ *  10  cli                         the `taskline` command: the entry point, above everything
+ *  11  index.ts                    the package's public surface
  *
  * A new folder under src/ must be given a layer here before it can be imported.
  *
@@ -37,6 +41,7 @@ import ts from 'typescript';
 
 /** The layer of each top-level unit of src/ (a folder, or a file at the root). */
 export const LAYERS = {
+  upstream: -1,
   core: 0,
   'outcome.ts': 1,
   observability: 2,
@@ -47,10 +52,11 @@ export const LAYERS = {
   delegation: 4,
   'deep-agent': 5,
   app: 6,
-  testing: 7,
-  scenarios: 8,
-  cli: 9,
-  'index.ts': 10,
+  service: 7,
+  testing: 8,
+  scenarios: 9,
+  cli: 10,
+  'index.ts': 11,
 };
 
 function listSources(dir) {

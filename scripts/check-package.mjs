@@ -56,6 +56,17 @@ for (const [subpath, entry] of entries) {
     console.error(`import '${name}' reaches the testing kit:\n  ${leaked.join('\n  ')}`);
     process.exit(1);
   }
+  // The durable service is its own wing: the in-call surface (and the root) never loads it
+  // statically (esbuild marks each bundled module with a `// dist/<path>` line).
+  const service =
+    subpath === './service'
+      ? []
+      : [...files].filter((f) => /^\/\/ dist\/service\//m.test(readFileSync(f, 'utf8')));
+  if (service.length) {
+    const name = `taskline${subpath.slice(1)}`;
+    console.error(`import '${name}' reaches taskline/service:\n  ${service.join('\n  ')}`);
+    process.exit(1);
+  }
 }
 
 const taskline = await import('taskline');

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Installs what audio-mode scenarios (`taskline test --audio`) need on a Debian machine:
+# Installs what audio-mode scenarios (`taskline test --audio`) and the audio tests need on a
+# Debian machine:
 #   espeak-ng            the agent's voice, and the caller's for the transcription oracle
+#   sox                  audio fixtures made at test time (tones, a voicemail's beep, a phone line)
 #   flite                the callers' voices for a real recogniser (kal16, slt, rms, awb)
 #   pocketsphinx-en-us   the US English acoustic model, language model and dictionary
 #   python3-pocketsphinx the bindings the warm recogniser process runs on (/usr/bin/python3)
@@ -21,6 +23,7 @@ log() { printf '[speech-tools] %s\n' "$*"; }
 PYTHON=/usr/bin/python3
 missing=()
 command -v espeak-ng >/dev/null 2>&1 || missing+=(espeak-ng)
+command -v sox >/dev/null 2>&1 || missing+=(sox)
 command -v flite >/dev/null 2>&1 || missing+=(flite)
 command -v pocketsphinx_continuous >/dev/null 2>&1 || missing+=(pocketsphinx)
 [ -f /usr/share/pocketsphinx/model/en-us/en-us.lm.bin ] || missing+=(pocketsphinx-en-us)
@@ -28,7 +31,7 @@ command -v pocketsphinx_continuous >/dev/null 2>&1 || missing+=(pocketsphinx)
   missing+=(python3-pocketsphinx)
 
 if [ "${#missing[@]}" -eq 0 ]; then
-  log "espeak-ng $(espeak-ng --version | awk '{print $4; exit}'), flite $(dpkg-query -W -f='${Version}' flite 2>/dev/null || echo '?'), pocketsphinx $(dpkg-query -W -f='${Version}' pocketsphinx 2>/dev/null || echo '?') are installed"
+  log "espeak-ng $(espeak-ng --version | awk '{print $4; exit}'), $(sox --version | awk '{print $2, $3; exit}'), flite $(dpkg-query -W -f='${Version}' flite 2>/dev/null || echo '?'), pocketsphinx $(dpkg-query -W -f='${Version}' pocketsphinx 2>/dev/null || echo '?') are installed"
   exit 0
 fi
 if [ "$IF_POSSIBLE" = 1 ]; then

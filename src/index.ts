@@ -16,6 +16,7 @@
 export * as app from './app/index.js';
 export {
   type CallerAction,
+  type CallerTurn,
   type CallInstance,
   type CallModule,
   type CallSetup,
@@ -34,6 +35,7 @@ export {
 export type { Clock, TimerHandle } from './core/clock.js';
 export { isTasklineError, TasklineError, type TasklineErrorCode } from './core/errors.js';
 export type { AnswerKind, Expectation, TurnJudgement } from './core/expectation.js';
+export type { InterceptedTurn, TurnAction, TurnInterceptor } from './core/interception.js';
 export {
   applyRecognizerHints,
   keytermHints,

@@ -3,7 +3,7 @@
  * examples/ivr-bank`, the README demo and tests. Only this file imports the testing kit;
  * `index.ts` (the bot) and `room.ts` (production) never load it.
  */
-import type { CallerAction } from 'taskline';
+import type { CallerTurn } from 'taskline';
 import { ScriptedLLM, type ScriptStep } from 'taskline/testing';
 import { mainMenu } from './index.js';
 
@@ -32,7 +32,7 @@ export function bankScriptedModel(): ScriptedLLM {
 export const createScriptedModel = bankScriptedModel;
 
 /** The demo caller: asks for the balance by voice, then keys the PIN (masked, as the task asks). */
-export const demoScript: CallerAction[] = [
+export const demoScript: CallerTurn[] = [
   { say: 'how much money is in my account?' },
-  { dtmf: '4321' },
+  { keys: '4321' },
 ];

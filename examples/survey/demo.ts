@@ -2,7 +2,7 @@
  * The survey demo: a stand-in model and the demo caller (only this file imports the
  * testing kit; the bot in `index.ts` and `room.ts` do not).
  */
-import type { CallerAction } from 'taskline';
+import type { CallerTurn } from 'taskline';
 import { ScriptedLLM } from 'taskline/testing';
 
 /** What a stand-in model takes as "no" to a yes/no question (a real model understands more). */
@@ -42,9 +42,9 @@ export function createSurveyModel(): ScriptedLLM {
 export const createScriptedModel = createSurveyModel;
 
 /** The demo caller: consents, keys a 9, joins the referral program and spells an email. */
-export const demoScript: CallerAction[] = [
+export const demoScript: CallerTurn[] = [
   { say: 'yes, sure' },
-  { dtmf: '9' },
+  { keys: '9' },
   { say: 'yes please' },
   { say: 'jane dot doe at example dot com' },
   { say: 'yes' },

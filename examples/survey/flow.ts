@@ -1,5 +1,7 @@
-import { announce, type FlowValueOf, flow } from 'taskline/flows';
+import type { voice } from '@livekit/agents';
+import { announce, type Escalate, type FlowValueOf, flow } from 'taskline/flows';
 import { email, freeText, number, yesNo } from 'taskline/tasks';
+import { type Transferer, transferCall } from 'taskline/telephony';
 
 /** Spoken first; a "no" ends the survey politely. */
 export const CONSENT_QUESTION =
@@ -19,6 +21,39 @@ export const THANKS_LINE = 'Thank you for your time. Goodbye!';
 /** The last line of a survey call that ended without them (a refusal, no answer). */
 export const GOODBYE_LINE = 'No problem. Thank you for your time. Goodbye!';
 
+/** Where a caller who asks for a person goes: the survey team. */
+export const SURVEY_TEAM = '+15550123';
+/** Said before the transfer to the survey team. */
+export const TRANSFER_LINE = 'Please hold while I put you through to our survey team.';
+
+const transferers = new WeakMap<voice.AgentSession, Transferer>();
+
+/** Gives one survey call the way its deployment hands callers to a person. */
+export function useTransferer(session: voice.AgentSession, transferer: Transferer): void {
+  transferers.set(session, transferer);
+}
+
+/**
+ * The survey's transfer, run when the caller asks for a person ("agent", "can I talk to
+ * someone", key 0 where the question takes no keys): the call's transferer, to the team.
+ */
+export const toSurveyTeam: Escalate<never> = async (outcome, { session }) => {
+  const transferer = transferers.get(session);
+  if (!transferer) {
+    return { ...outcome, reason: 'this deployment cannot transfer calls' };
+  }
+  return transferCall(
+    transferer,
+    {
+      to: SURVEY_TEAM,
+      session,
+      summary: 'Survey caller asked for a person',
+      announce: TRANSFER_LINE,
+    },
+    outcome,
+  );
+};
+
 const score = number({
   name: 'score',
   question: SCORE_QUESTION,
@@ -36,7 +71,8 @@ export function scoreBand(s: number): 'reason' | 'referral' | 'thanks' {
 /**
  * The customer survey: consent, a 0-10 score (speech or keypad), then a branch on the
  * score — 0-6 asks why, 9-10 asks about referrals and a contact email, 7-8 goes straight
- * to the thanks. The caller may go back to change their score. The same survey as data is
+ * to the thanks. The caller may go back to change their score, and from any question ask
+ * to hear it again, skip it (reason, email), stop, or talk to a person (`.repair`). The same survey as data is
  * survey.flow.yaml (run by document/index.ts).
  */
 export const surveyFlow = flow('survey', { label: 'customer survey', version: 1 })
@@ -67,7 +103,10 @@ export const surveyFlow = flow('survey', { label: 'customer survey', version: 1 
     skippable: true,
     next: 'thanks',
   })
-  .step('thanks', announce(THANKS_LINE, 'thanks'));
+  .step('thanks', announce(THANKS_LINE, 'thanks'))
+  // Heard in every question: "actually my score is 9", "say that again", "skip" (reason and
+  // email), "stop" (confirmed first), "agent" or key 0 (the survey team).
+  .repair({ human: { key: '0', escalate: toSurveyTeam } });
 
 /** The survey's typed answers: `{ consent: boolean; score?: number; reason?: string; ... }`. */
 export type SurveyAnswers = FlowValueOf<typeof surveyFlow>;

@@ -6,12 +6,12 @@
  * each bounded by a timeout, and failures are counted, not thrown.
  */
 import { TasklineError } from '../core/errors.js';
-import type { CallEvent } from '../delegation/api/calls.js';
 import { toMermaid } from '../flows/mermaid.js';
 import { buildReport } from '../flows/report.js';
 import type { FlowTask } from '../flows/runner.js';
+import type { CallEvent } from './call-event.js';
 
-export type { CallEvent } from '../delegation/api/calls.js';
+export type { CallEvent } from './call-event.js';
 
 /** Options of {@link CallReporter}. */
 export interface CallReporterOptions {

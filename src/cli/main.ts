@@ -13,6 +13,7 @@ commands:
   test [paths…]         run call scenarios (*.scenario.yaml), in text or --audio mode
   flow check|draw FILE  check a flow document (file:line for every problem) or draw it
   delegations serve     start the delegations HTTP/WebSocket API
+  guardian              re-dispatch a call's agent when its worker dies (self-hosted LiveKit)
 
 options:
   -h, --help            show help (also: taskline <command> --help)
@@ -20,12 +21,15 @@ options:
 
 Exit codes: 0 success, 1 the command failed (e.g. a failed call), 2 bad usage.`;
 
-const RUN_USAGE = `usage: taskline run <module> [--script file.json | --interactive] [--scripted] [--timeout S] [--verbose]
+const RUN_USAGE = `usage: taskline run <module> [--script FILE | --interactive] [--scripted] [--timeout S] [--verbose]
 
   <module>        a file or folder whose default export is defineCallModule({...})
-  --script FILE   play a JSON list of caller actions, checked before the call starts:
-                  [{"say":"balance"},{"dtmf":"4321"},{"silence":8000},{"hangup":true}]
-                  (default: the module's demo script; a regular file of at most 1 MiB)
+  --script FILE   play caller turns, checked before the call starts: a scenario file
+                  (x.scenario.yaml, its turns; expectations are for taskline test) or a
+                  YAML/JSON list of turns, as in scenario files:
+                  [{"say":"balance"},{"keys":"4321"},{"silence":"8s"},"hangup"]
+                  (default: the module's demo script; the earlier {"dtmf":...} list
+                  still plays, with a deprecation notice; a regular file of at most 1 MiB)
   --interactive   type as the caller: text is speech, #123# presses keys,
                   /silence 8000 waits (virtual time), /hangup ends the call
   --scripted      use the module's scripted model even if OPENAI_API_KEY is set
@@ -63,8 +67,12 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (command === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(rest);
+  }
+  if (command === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(rest);
   }
   if (command === 'run') return runCommand(rest);
   if (command === 'flow') {
@@ -82,12 +90,16 @@ export async function main(argv: string[]): Promise<number> {
 
 async function help(topic: string | undefined): Promise<number> {
   if (topic === 'delegations') {
-    const { delegationsMain } = await import('./delegations.js');
+    const { delegationsMain } = await import('../service/cli/delegations.js');
     return delegationsMain(['--help']);
   }
   if (topic === 'test') {
     const { testMain } = await import('./test.js');
     return testMain(['--help']);
+  }
+  if (topic === 'guardian') {
+    const { guardianMain } = await import('./guardian.js');
+    return guardianMain(['--help']);
   }
   if (topic === 'flow') {
     const { flowMain } = await import('./flow.js');
@@ -159,7 +171,10 @@ async function runCommand(args: string[]): Promise<number> {
   try {
     // Loaded here, so `taskline --help` and `--version` do not load @livekit/agents.
     const { loadCallModule, runCall } = await import('./run.js');
-    await runCall(await loadCallModule(target), values);
+    await runCall(await loadCallModule(target), {
+      ...values,
+      warn: (line) => process.stderr.write(`${line}\n`),
+    });
     return 0;
   } catch (error) {
     report(error, values.verbose === true);

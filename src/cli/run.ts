@@ -1,18 +1,31 @@
 import { StringDecoder } from 'node:string_decoder';
 import type { llm } from '@livekit/agents';
-import { type CallDemo, type CallerAction, type CallModule, loadCallDemo } from '../app/module.js';
+import { parse as parseYaml } from 'yaml';
+import {
+  type CallDemo,
+  type CallerAction,
+  type CallerTurn,
+  type CallModule,
+  isCallerAction,
+  loadCallDemo,
+  toCallerTurn,
+} from '../app/module.js';
 import { MAX_INPUT_FILE_BYTES, readTextFileCapped } from '../core/bounded-read.js';
 import { isTasklineError, TasklineError } from '../core/errors.js';
 import { logLevelFromEnv, startLogger } from '../core/log.js';
 import { loadOptional } from '../core/optional.js';
 import { SessionFailures } from '../core/session-failures.js';
+import { explainTurn, parseScenario } from '../scenarios/load.js';
+import { turnSchema } from '../scenarios/schema.js';
 import { formatLine } from '../testing/expect.js';
 import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
 
 /** Options of `taskline run`. */
 export interface RunOptions {
-  /** A JSON file of caller actions; the module's demo script when omitted. */
+  /** A scenario file (or a list of caller turns) to play; the module's demo script when omitted. */
   script?: string;
+  /** Where notices go (a deprecated script format); stderr in the CLI. */
+  warn?: (line: string) => void;
   /** Read caller lines from the terminal instead of a script. */
   interactive?: boolean;
   /** Use the module's scripted model even when OPENAI_API_KEY is set. */
@@ -31,8 +44,8 @@ interface PreparedRun {
   model: llm.LLM;
   modelLabel: string;
   createCall: CallModule['createCall'];
-  /** The caller actions to play; undefined in interactive mode. */
-  actions: readonly CallerAction[] | undefined;
+  /** The caller turns to play; undefined in interactive mode. */
+  actions: readonly CallerTurn[] | undefined;
 }
 
 /**
@@ -41,14 +54,17 @@ interface PreparedRun {
  */
 async function prepare(module: CallModule, options: RunOptions): Promise<PreparedRun> {
   const demo = await loadCallDemo(module);
-  let actions: readonly CallerAction[] | undefined;
-  if (options.script) actions = readScript(options.script);
-  else if (!options.interactive) {
-    actions = demo.demoScript;
+  let actions: readonly CallerTurn[] | undefined;
+  if (options.script) {
+    const script = readScript(options.script);
+    if (script.deprecation) options.warn?.(`taskline run: deprecated: ${script.deprecation}`);
+    actions = script.turns;
+  } else if (!options.interactive) {
+    actions = demo.demoScript?.map(toCallerTurn);
     if (!actions) {
       throw new TasklineError(
         'invalid_argument',
-        `${module.name} has no demo script: pass --script call.json or --interactive, or give the module one (demo: () => import('./demo.js'), exporting demoScript).`,
+        `${module.name} has no demo script: pass --script call.scenario.yaml or --interactive, or give the module one (demo: () => import('./demo.js'), exporting demoScript).`,
       );
     }
   }
@@ -148,12 +164,12 @@ export async function runCall(module: CallModule, options: RunOptions = {}): Pro
 
 async function play(
   caller: SimulatedCaller,
-  actions: readonly CallerAction[],
+  turns: readonly CallerTurn[],
   failures: SessionFailures | undefined,
 ): Promise<void> {
-  for (const action of actions) {
+  for (const turn of turns) {
     if (caller.isClosed || failures?.failed) return;
-    await caller.play([action]);
+    await caller.playTurn(turn);
     failures?.check();
   }
 }
@@ -218,11 +234,21 @@ export async function* boundedLines(
 /** Largest caller script read (1 MiB). */
 export const MAX_SCRIPT_BYTES = MAX_INPUT_FILE_BYTES;
 
+/** A caller script, read and checked (see {@link readScript}). */
+export interface CallerScript {
+  turns: CallerTurn[];
+  /** Set when the file uses the earlier action format: what to write instead. */
+  deprecation?: string;
+}
+
 /**
- * Reads and checks a JSON caller script (before any call starts): a regular file of at most
- * `maxBytes` (a device such as /dev/zero, a pipe or a huge file is refused before it is read).
+ * Reads and checks a caller script before any call starts: a scenario file (YAML or JSON,
+ * its `turns`), or a bare list of turns — the format `taskline test` reads. The earlier
+ * JSON list of actions (`{"dtmf": "123", "gapMs": 250}`, `bargeIn`) is still read, with a
+ * deprecation notice. The file is a regular file of at most `maxBytes` (a device such as
+ * /dev/zero, a pipe or a huge file is refused before it is read).
  */
-export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerAction[] {
+export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerScript {
   let text: string;
   try {
     text = readTextFileCapped(path, { what: 'caller script', maxBytes });
@@ -234,17 +260,41 @@ export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerAct
   }
   let data: unknown;
   try {
-    data = JSON.parse(text);
+    data = parseYaml(text);
   } catch (error) {
     throw new TasklineError(
       'invalid_argument',
-      `The script ${path} is not JSON: ${error instanceof Error ? error.message : String(error)}`,
+      `The script ${path} is not YAML or JSON: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`,
     );
   }
-  const shape =
-    'a JSON array of {"say": "..."}, {"bargeIn": "..."}, {"dtmf": "123#"}, {"silence": 8000} or {"hangup": true} actions';
+  if (typeof data === 'object' && data !== null && !Array.isArray(data)) {
+    // A scenario file: validated as `taskline test` does (file:line in errors).
+    return { turns: parseScenario(text, path).spec.turns };
+  }
+  const shape = `a scenario file (turns: [...]) or a list of caller turns: ${TURN_SHAPES}`;
   if (!Array.isArray(data))
     throw new TasklineError('invalid_argument', `${path} must be ${shape}.`);
+  if (data.some(isCallerAction)) return readActions(path, data);
+  const turns = data.map((turn, index) => {
+    const checked = turnSchema.safeParse(turn);
+    if (!checked.success) {
+      throw new TasklineError(
+        'invalid_argument',
+        `${path}, turn ${index + 1} (${JSON.stringify(turn)}): ${explainTurn(turn).message}. The script must be ${shape}.`,
+      );
+    }
+    return checked.data;
+  });
+  return { turns };
+}
+
+const TURN_SHAPES =
+  '{say: ...}, {keys: "123#", gap?: 250ms, mask?: true}, {silence: 8s}, {barge_in: ...} or hangup';
+
+/** The earlier action list, checked and converted to turns. */
+function readActions(path: string, data: unknown[]): CallerScript {
+  const shape =
+    'a JSON array of {"say": "..."}, {"bargeIn": "..."}, {"dtmf": "123#"}, {"silence": 8000} or {"hangup": true} actions';
   data.forEach((action, index) => {
     const problem = actionProblem(action);
     if (problem) {
@@ -254,9 +304,11 @@ export function readScript(path: string, maxBytes = MAX_SCRIPT_BYTES): CallerAct
       );
     }
   });
-  return data as CallerAction[];
+  return {
+    turns: (data as CallerAction[]).map(toCallerTurn),
+    deprecation: `${path} uses the earlier action format ({"dtmf": ...}, {"bargeIn": ...}, "gapMs"). It still plays, but write caller turns as scenario files do — {"keys": "123#", "gap": 250}, {"barge_in": "..."}, {"silence": "8s"} — or point --script at a *.scenario.yaml file.`,
+  };
 }
-
 const DTMF_KEYS = /^[0-9*#A-D]+$/;
 
 function actionProblem(a: unknown): string | undefined {

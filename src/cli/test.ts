@@ -14,7 +14,8 @@ import type { AudioHearingOptions } from '../scenarios/audio/mode.js';
 
 /** The help text of `taskline test`. */
 export const TEST_USAGE = `usage: taskline test [paths…] [--audio [--recognizer NAME] [--line NAME] [--voices LIST]
-                     [--no-hints]] [--judge all|captures] [--junit FILE] [--jobs N] [--timeout SECONDS]
+                      [--no-hints]] [--judge all|captures] [--transcript] [--junit FILE] [--jobs N]
+                      [--timeout SECONDS]
 
   paths           scenario files or folders searched for *.scenario.yaml (default: .)
   --audio         run through the real audio pipeline: synthesised speech, Silero VAD,
@@ -30,6 +31,8 @@ export const TEST_USAGE = `usage: taskline test [paths…] [--audio [--recognize
   --judge WHAT    all (default): every expectation must hold; captures: only a captured
                   value the caller did not mean (meant:) or an error fails, the rest is
                   reported (for a real recogniser, which mishears)
+  --transcript    print the transcript of every scenario, passing ones too (a failing
+                  one always shows its transcript)
   --junit FILE    also write the results as JUnit XML to FILE
   --jobs N        worker processes (default: 1 per 16 text scenarios, the cores with
                   --audio; at most ${availableParallelism()} here)
@@ -57,6 +60,7 @@ found, 2 bad usage.`;
 export async function testMain(args: string[]): Promise<number> {
   let values: {
     audio?: boolean;
+    transcript?: boolean;
     junit?: string;
     jobs?: string;
     timeout?: string;
@@ -73,6 +77,7 @@ export async function testMain(args: string[]): Promise<number> {
       strict: true,
       options: {
         audio: { type: 'boolean' },
+        transcript: { type: 'boolean' },
         junit: { type: 'string' },
         jobs: { type: 'string', short: 'j' },
         timeout: { type: 'string' },
@@ -145,7 +150,10 @@ export async function testMain(args: string[]): Promise<number> {
     ...(values.judge === 'captures' ? { judge: 'captures' as const } : {}),
     ...(jobs !== undefined ? { jobs } : {}),
     ...(timeoutMs !== undefined ? { timeoutMs } : {}),
-    onReport: (r) => process.stdout.write(`${report.formatScenario(r).join('\n')}\n`),
+    onReport: (r) => {
+      const lines = report.formatScenario(r, process.cwd(), { transcript: values.transcript });
+      process.stdout.write(`${lines.join('\n')}\n`);
+    },
   });
   if (values.audio) {
     process.stdout.write(`${report.formatLatencies(reports, 'audio: ').join('\n')}\n`);

@@ -1,7 +1,15 @@
+/**
+ * The call a session serves (`CallContext`): keys, hang-up, who ended the call, how each caller
+ * message arrived and how sure the recogniser was, what the active capture expects, turn
+ * interceptors, secrets and work in progress. Over 500 lines: every part reads one set of
+ * session events and must agree on them.
+ */
 import { EventEmitter } from 'node:events';
 import { voice } from '@livekit/agents';
+import { isSessionClosing } from '../upstream/internals.js';
 import { type Clock, systemClock } from './clock.js';
 import type { Expectation } from './expectation.js';
+import type { InterceptedTurn, TurnAction, TurnInterceptor } from './interception.js';
 import { logLine } from './log.js';
 import { beginSecretCapture } from './pii.js';
 
@@ -58,6 +66,11 @@ export interface CallEvents {
   busy: [number];
   /** What the agent listens for changed (a capture started or ended waiting); see {@link Expectation}. */
   expecting: [Expectation | undefined];
+  /**
+   * A step ended: a capture has its answer (or never will) and is closing, so the call is
+   * between two questions. Carries the capture's name. See {@link CallContext.noteStepEnded}.
+   */
+  stepEnded: [string];
 }
 
 /** How the caller gave their last answer. */
@@ -94,16 +107,22 @@ export class CallContext {
   private _hungUp: HangupEvent | undefined;
   private _ended: CallEnd | undefined;
   private waiters = 0;
+  private dials = 0;
   private busyCount = 0;
   private secrets = 0;
   private _lastInput: InputModality | undefined;
   /** Final transcripts since the last caller message was committed (the latest few). */
   private heard: string[] = [];
+  /** Recogniser confidences of the final transcripts in `heard` (0 < c ≤ 1), by their words. */
+  private heardConfidence = new Map<string, number>();
+  /** The lowest recogniser confidence of each recent caller message that had one, by id. */
+  private readonly messageConfidence = new Map<string, number>();
   /** A driver declared the next caller message spoken (see {@link noteInput}). */
   private declaredSpeech = false;
   /** How the latest caller messages arrived, by message id (a few, oldest dropped first). */
   private readonly messages = new Map<string, 'speech' | 'text'>();
   private readonly expectations: Expectation[] = [];
+  private readonly interceptors: TurnInterceptor[] = [];
 
   constructor(session: voice.AgentSession, options: CallOptions = {}) {
     this.session = session;
@@ -176,7 +195,7 @@ export class CallContext {
    */
   async end(options: { goodbye?: string; reason?: string } = {}): Promise<void> {
     const session = this.session;
-    if (options.goodbye && !this._hungUp && !this._ended && !session._closing) {
+    if (options.goodbye && !this._hungUp && !this._ended && !isSessionClosing(session)) {
       try {
         await session.say(options.goodbye, { allowInterruptions: false }).waitForPlayout();
       } catch {
@@ -185,7 +204,7 @@ export class CallContext {
     }
     // A caller who hung up ended the call (already noted); a session closing for another
     // reason (the worker shutting down) was not ended by the bot either.
-    if (this._hungUp || session._closing) return;
+    if (this._hungUp || isSessionClosing(session)) return;
     this.noteEnd('bot', options.reason ?? 'the bot ended the call');
     session.shutdown();
   }
@@ -234,6 +253,34 @@ export class CallContext {
   }
 
   /**
+   * Records the recogniser's confidence in one final transcript (a speech-to-text event's
+   * `alternatives[0].confidence`). 0, absent or out of range means the recogniser gave none:
+   * "unknown", never "low". Captures call it through their STT node (see
+   * ../tasks/heard-confidence.ts); a driver with its own recogniser may call it directly.
+   */
+  noteConfidence(transcript: string, confidence: number | undefined): void {
+    const words = comparable(transcript);
+    if (words === '' || confidence === undefined || !(confidence > 0 && confidence <= 1)) return;
+    remember(this.heardConfidence, words, confidence);
+  }
+
+  /**
+   * How sure the recogniser was of a caller message: the lowest confidence of the final
+   * transcripts it holds, or undefined when the recogniser gave none (or the message was typed
+   * or keyed). A capture reads back a value parsed from an unsure transcript before taking it.
+   */
+  confidenceOf(message: { id: string; textContent?: string }): number | undefined {
+    const known = this.messageConfidence.get(message.id);
+    if (known !== undefined) return known;
+    const said = comparable(message.textContent ?? '');
+    let lowest: number | undefined;
+    for (const [words, confidence] of this.heardConfidence) {
+      if (said.includes(words)) lowest = Math.min(lowest ?? 1, confidence);
+    }
+    return lowest;
+  }
+
+  /**
    * Declares how the caller's latest input arrived, for a driver that feeds caller messages
    * upstream did not transcribe (a simulated caller "speaking" text): `speech` makes the next
    * caller message speech. The call notes transcripts, typed messages and keys itself.
@@ -246,7 +293,10 @@ export class CallContext {
   /** A caller message entered the conversation: speech if upstream transcribed it. */
   private commitMessage(message: { id: string; textContent?: string }): void {
     const modality = this.modalityOf(message);
+    const confidence = this.confidenceOf(message);
+    if (confidence !== undefined) remember(this.messageConfidence, message.id, confidence);
     this.heard = [];
+    this.heardConfidence = new Map();
     this.declaredSpeech = false;
     this._lastInput = modality;
     this.messages.set(message.id, modality);
@@ -254,6 +304,26 @@ export class CallContext {
       const oldest = this.messages.keys().next().value;
       if (oldest !== undefined) this.messages.delete(oldest);
     }
+  }
+
+  /**
+   * Declares that the bot is dialing the far end until the returned function is called: a
+   * callee who leaves the room meanwhile (rejected, busy, never answered) has not hung up an
+   * established call; the dial's own result says what happened. `callOut` declares it.
+   */
+  beginDial(): () => void {
+    this.dials += 1;
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      this.dials -= 1;
+    };
+  }
+
+  /** True while the bot is dialing the far end (see {@link beginDial}). */
+  get isDialing(): boolean {
+    return this.dials > 0;
   }
 
   /** True while something (a digit collector, a blocked tool) waits on the caller. */
@@ -306,6 +376,53 @@ export class CallContext {
       // Replacing one's own expectation (publish the new, then release the old) is one change.
       if (this.expectation !== before) this.emitter.emit('expecting', this.expectation);
     };
+  }
+
+  /**
+   * Marks a step boundary: the capture `task` has its answer (or gave up) and is closing, and
+   * the next question has not been asked. Capture tasks call it as they close; listeners
+   * that hold speech for a safe moment (a background result) may say it now, synchronously,
+   * in the closing capture's activity, so it is heard before anything else is asked.
+   */
+  noteStepEnded(task: string): void {
+    if (this._hungUp || isSessionClosing(this.session)) return;
+    this.emitter.emit('stepEnded', task);
+  }
+
+  /**
+   * Registers an interceptor of caller turns until the returned function is called (a flow
+   * with repair patterns registers one while it runs): the active capture offers it every
+   * turn, and every key it does not take as input, before its own parser. Interceptors
+   * stack: the most recent one is asked first, and the first that acts wins.
+   */
+  interceptTurns(interceptor: TurnInterceptor): () => void {
+    this.interceptors.push(interceptor);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const i = this.interceptors.lastIndexOf(interceptor);
+      if (i >= 0) this.interceptors.splice(i, 1);
+    };
+  }
+
+  /**
+   * What the call's interceptors make of a caller turn (see {@link interceptTurns}), or
+   * undefined when none acts. An interceptor that throws is skipped: a turn is never lost.
+   */
+  interceptTurn(turn: InterceptedTurn): TurnAction | undefined {
+    for (let i = this.interceptors.length - 1; i >= 0; i--) {
+      try {
+        const action = this.interceptors[i]!.intercept(turn);
+        if (action) return action;
+      } catch (error) {
+        logLine('taskline.call', 'warn', 'a turn interceptor failed; the turn goes to the task', {
+          callId: this.callId,
+          error: error instanceof Error ? error.message : String(error),
+        });
+      }
+    }
+    return undefined;
   }
 
   /** True while the agent works between turns on something that is not speech. */
@@ -385,6 +502,13 @@ export class CallContext {
 }
 
 /** Words of a transcript or message, for telling whether one holds the other. */
+/** Sets `key` in a small map that keeps only its latest 16 entries. */
+function remember<K>(map: Map<K, number>, key: K, value: number): void {
+  map.delete(key);
+  map.set(key, value);
+  if (map.size > 16) map.delete(map.keys().next().value as K);
+}
+
 function comparable(text: string): string {
   return text
     .toLowerCase()

@@ -1,4 +1,5 @@
 import { initializeLogger, log, loggerOptions } from '@livekit/agents';
+import { loggerDestinationKey } from '../upstream/internals.js';
 import { TasklineError } from './errors.js';
 import { maskFields, maskLogLine, maskPII } from './pii.js';
 
@@ -80,7 +81,7 @@ interface Destination {
 export function maskLogOutput(logger: object): boolean {
   // pino keeps its destination under a private symbol (pino.symbols.streamSym); children
   // inherit it through their prototype, so replacing it on the root covers them too.
-  const key = Object.getOwnPropertySymbols(logger).find((s) => s.description === 'pino.stream');
+  const key = loggerDestinationKey(logger);
   if (key === undefined) return false;
   const holder = logger as Record<symbol, Destination | undefined>;
   const destination = holder[key];

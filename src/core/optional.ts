@@ -1,3 +1,4 @@
+import { createRequire } from 'node:module';
 import { TasklineError } from './errors.js';
 
 /**
@@ -76,4 +77,28 @@ export function isMissingPackage(error: unknown, pkg: string): boolean {
   // or "Cannot find module 'pg'" (a bare package, or a deep path inside it).
   const quoted = /['"]([^'"]+)['"]/.exec(error.message)?.[1];
   return quoted === pkg || quoted?.startsWith(`${pkg}/`) === true;
+}
+
+/**
+ * True when `pkg` can be found from taskline's own location (where `loadOptional` imports
+ * it from): a check a process can make before it commits to work that needs the package.
+ * `from` is for tests (a file URL to resolve from).
+ */
+export function isInstalled(pkg: string, from: string | URL = import.meta.url): boolean {
+  try {
+    createRequire(from).resolve(pkg);
+    return true;
+  } catch (error) {
+    // Found but not requirable (an ESM-only export map) is installed all the same.
+    return !isMissingPackage(error, pkg);
+  }
+}
+
+/** The `missing_dependency` error for `pkg`, as {@link loadOptional} raises it. */
+export function missingDependency(pkg: string, feature: string): TasklineError {
+  return missingOr(
+    Object.assign(new Error(`Cannot find package '${pkg}'`), { code: 'ERR_MODULE_NOT_FOUND' }),
+    pkg,
+    feature,
+  ) as TasklineError;
 }

@@ -132,30 +132,56 @@ export function secretCaptureActive(): boolean {
 const CALLER_INPUT_KEY = /^lk\.pii\./u;
 
 /**
- * Masks one serialized log line (JSON, as upstream's logger writes it): card numbers and
- * registered secrets anywhere in it, and — while a secret is being collected — every
- * `lk.pii.*` field, which may hold the secret before it is registered. A line that is not
- * JSON is masked as text.
+ * Fields pino writes itself on every line: they describe the line, never what a caller said,
+ * and a 13-digit millisecond `time` can pass the Luhn check like a card number does.
+ */
+const LOGGER_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'v']);
+
+/**
+ * Masks one serialized log line (JSON, as upstream's logger writes it) value by value: card
+ * numbers and registered secrets in any string or number a record carries (not in the
+ * logger's own `time`, `pid` and `level`, so the line stays valid JSON), and — while a secret
+ * is being collected — every `lk.pii.*` field, which may hold the secret before it is
+ * registered. A line with nothing to mask is returned as written; one that is not JSON is
+ * masked as text.
  */
 export function maskLogLine(line: string): string {
-  if (secretCaptures > 0 && line.includes('"lk.pii.')) {
-    try {
-      const record = JSON.parse(line) as Record<string, unknown>;
-      for (const key of Object.keys(record)) {
-        if (CALLER_INPUT_KEY.test(key)) record[key] = '****';
-      }
-      return `${maskPII(JSON.stringify(record))}\n`;
-    } catch {
-      // not JSON: mask as text below
-    }
+  const capturing = secretCaptures > 0 && line.includes('"lk.pii.');
+  if (!capturing && maskPII(line) === line) return line;
+  const ending = line.endsWith('\n') ? '\n' : '';
+  let record: unknown;
+  try {
+    record = JSON.parse(line);
+  } catch {
+    return maskPII(line);
   }
-  return maskPII(line);
+  if (record === null || typeof record !== 'object' || Array.isArray(record)) {
+    return maskPII(line);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(record)) {
+    if (LOGGER_FIELDS.has(key)) out[key] = value;
+    else if (capturing && CALLER_INPUT_KEY.test(key)) out[key] = '****';
+    else out[key] = maskFields(value);
+  }
+  return `${JSON.stringify(out)}${ending}`;
 }
 
-/** Applies {@link maskPII} to every string inside a log record (objects and arrays, depth-bounded). */
+/**
+ * Applies {@link maskPII} to every string and whole number inside a log record (objects and
+ * arrays, depth-bounded); a number that needs masking becomes its masked string.
+ */
 export function maskFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'string') return maskPII(value);
-  if (depth > 5 || value === null || typeof value !== 'object') return value;
+  if (typeof value === 'number' && Number.isInteger(value)) {
+    // A card number or a PIN logged as a number is masked like its written form.
+    const written = String(value);
+    const masked = maskPII(written);
+    return masked === written ? value : masked;
+  }
+  if (value === null || typeof value !== 'object') return value;
+  // Deeper than any record taskline writes: masked as one string rather than left in clear.
+  if (depth > 5) return maskPII(JSON.stringify(value));
   if (Array.isArray(value)) return value.map((v) => maskFields(v, depth + 1));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) out[k] = maskFields(v, depth + 1);

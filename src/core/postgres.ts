@@ -5,6 +5,7 @@
  * `connectionTimeoutMillis`, `query_timeout` and `statement_timeout`; pools a caller passes
  * in are bounded per call through {@link PgGate}. Either way a silent or refusing server
  * becomes a TasklineError `timeout` (or the driver's error) within the bound.
+ * Table names are checked and quoted here too ({@link quoteTable}), once for every store.
  * Only `pg` types are imported here: the driver itself is loaded by the stores, on first use.
  */
 import type { Pool, PoolClient, QueryResult, QueryResultRow } from 'pg';
@@ -207,4 +208,22 @@ export class PgGate {
       },
     };
   }
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
+
+/**
+ * A table name a caller configured, checked and quoted for SQL (`schema.table` allowed): only
+ * letters, digits and `_`, so a name can never carry SQL. Every PostgreSQL store uses it.
+ */
+export function quoteTable(table: string): string {
+  const parts = table.split('.');
+  if (parts.length > 2 || !parts.every((p) => IDENTIFIER.test(p))) {
+    throw new TasklineError(
+      'invalid_argument',
+      `Table name ${JSON.stringify(table)} is not allowed; use letters, digits and "_" ` +
+        '(optionally "schema.table").',
+    );
+  }
+  return parts.map((p) => `"${p}"`).join('.');
 }

@@ -1,4 +1,5 @@
 import { voice } from '@livekit/agents';
+import { onEnterTaskOf } from '../upstream/internals.js';
 
 /** Which part of a call failed. */
 export type SessionFailureSource =
@@ -108,17 +109,12 @@ export class SessionFailures {
   }
 }
 
-/** The parts of upstream's internal activity this workaround reads (see {@link watchOnEnter}). */
-interface OnEnterProbe {
-  _agentActivity?: { _onEnterTask?: { result: Promise<unknown> } };
-}
-
 /**
  * Workaround for @livekit/agents 1.9.0 (no upstream issue yet; Python's agents logs the same
  * exception through `log_exceptions`): an exception thrown by `Agent.onEnter` is consumed by
  * the activity's task (`Future.reject` swallows it) and is neither logged nor emitted as an
  * `error` or `close` event, so a call whose first agent crashed looks like a quiet call.
- * This reads the activity's onEnter task (internal fields `_agentActivity._onEnterTask`) and
+ * This reads the activity's onEnter task ({@link onEnterTaskOf}) and
  * reports its rejection once. tests/upstream/on_enter_errors.test.ts pins the upstream
  * behaviour; remove this when that test fails.
  */
@@ -127,7 +123,7 @@ export function watchOnEnter(
   seen: WeakSet<object>,
   report: (error: Error) => void,
 ): void {
-  const task = (agent as unknown as OnEnterProbe)._agentActivity?._onEnterTask;
+  const task = onEnterTaskOf(agent);
   if (!task || seen.has(task)) return;
   seen.add(task);
   task.result.catch((error: unknown) => {

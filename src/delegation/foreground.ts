@@ -6,6 +6,7 @@
 import { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
+import { activityRunning } from './floor.js';
 
 /**
  * Awaits `create()`'s AgentTask inside `ctx.foreground`. While the specialist listens,
@@ -33,9 +34,11 @@ export async function runSpecialist<T>(
       }
     };
     const onItem = (ev: voice.ConversationItemAddedEvent) => {
-      // The specialist's activity started: look again once its opening turn is over.
+      // The specialist's activity is starting: look again once it runs (its opening turn
+      // ends with a state change of its own). Not upstream's waitForIdle(): it leaves abort
+      // listeners on the activity (see ./floor.ts).
       if (ev.item.type === 'agent_handoff' && ev.item.newAgentId === task.id) {
-        session.waitForIdle().then(sync, () => undefined);
+        void whenRunning(task).then(sync);
       }
     };
     const onAbort = () => {
@@ -58,6 +61,13 @@ export async function runSpecialist<T>(
       release?.();
     }
   });
+}
+
+/** Resolves once `agent`'s activity accepts speech (bounded: a few event-loop rounds). */
+async function whenRunning(agent: voice.Agent): Promise<void> {
+  for (let i = 0; i < 50 && !activityRunning(agent); i++) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+  }
 }
 
 function abortError(signal: AbortSignal): Error {

@@ -8,6 +8,8 @@
  * execution (running the work), modes (the `task` call: foreground, background, auto),
  * delivery (exactly once, coalesced), traces (record and result files), wording (what the
  * voice agent is told), deadlines, waits, events, options, state.
+ *
+ * Over 500 lines: the host API and a task's life cycle; each concern it calls lives under ./task-manager/.
  */
 import { setMaxListeners } from 'node:events';
 import { llm, voice } from '@livekit/agents';
@@ -41,6 +43,7 @@ import {
   subagentRegistry,
   type TaskManagerOptions,
 } from './task-manager/options.js';
+import { recoverWork } from './task-manager/recovery.js';
 import {
   type CreateRequest,
   linkToParent,
@@ -51,7 +54,7 @@ import {
   type TaskState,
   workspaceOf,
 } from './task-manager/state.js';
-import { fileResult, TaskRecords } from './task-manager/traces.js';
+import { fileResult, TaskRecords } from './task-manager/task-records.js';
 import { allSettled, resultWithin } from './task-manager/waits.js';
 import { seconds, statusAnswer } from './task-manager/wording.js';
 import {
@@ -129,7 +132,15 @@ export class TaskManager implements DelegationHost {
     this.namespace = options.namespace ?? crypto.randomUUID().slice(0, 8);
     const emit = this.#events.emit;
     this.#slots = new Slots(this.#limits.maxParallel, this.#limits.queueLimit);
-    this.#delivery = new Delivery(() => this.#clock, this.#limits.coalesceMs, emit);
+    this.#delivery = new Delivery(
+      {
+        clock: () => this.#clock,
+        othersRunning: () => this.hasRunning(),
+        ...(options.resultLine ? { resultLine: options.resultLine } : {}),
+      },
+      this.#limits.coalesceMs,
+      emit,
+    );
     this.#records = new TaskRecords(
       this.store,
       {
@@ -162,6 +173,9 @@ export class TaskManager implements DelegationHost {
       options,
       limits: this.#limits,
       toolGuards: this.#toolGuards,
+      get callId() {
+        return manager.#callId;
+      },
     };
   }
 
@@ -224,7 +238,7 @@ export class TaskManager implements DelegationHost {
     this.#callScope = new AbortController();
     // Every waiting task call listens to the call's end.
     setMaxListeners(0, this.#callScope.signal);
-    this.#delivery.open(session, this.#options.replyInstructions);
+    this.#delivery.open(session, this.#options.replyInstructions, this.#limits.deliverAt);
     session.once(voice.AgentSessionEventTypes.Close, () => {
       void this.#onCallEnded(session);
     });
@@ -233,7 +247,6 @@ export class TaskManager implements DelegationHost {
 
   async #onCallEnded(session: voice.AgentSession): Promise<void> {
     if (this.#session !== session) return;
-    const channel = this.#delivery.channel;
     this.#callScope.abort(new TasklineError('session_closed', 'The call ended.'));
     this.#delivery.flushBatch();
     for (const task of this.#tasks.values()) {
@@ -243,7 +256,7 @@ export class TaskManager implements DelegationHost {
         this.#stop(task, 'cancelled', new TasklineError('cancelled', 'The call ended.'));
       }
     }
-    await channel?.close();
+    await this.#delivery.close();
   }
 
   // ------------------------------------------------------------------ host API
@@ -267,8 +280,35 @@ export class TaskManager implements DelegationHost {
       depth: 1,
       origin: 'host',
       notify: options.notify ?? this.#delivery.channel !== undefined,
+      ...(options.resultLine ? { resultLine: options.resultLine } : {}),
     });
     return snapshotOf(task);
+  }
+
+  /**
+   * Takes over the work an earlier job of this call left behind when its worker died: asks
+   * each sub-agent that can (`recover`: `remoteSubAgent`, whose delegations other processes
+   * run) for the call's work still running, or finished but never told to the caller, and
+   * runs each as a background task here — so its result is spoken once, in this job. Call it
+   * after `attach` (the call's id names the work), when the room entry says the job resumes
+   * a call (`setup.resumed`). Resolves the recovered tasks; work that cannot be taken (a
+   * full queue) is logged and left.
+   */
+  async recover(options: { signal?: AbortSignal } = {}): Promise<TaskSnapshot[]> {
+    if (this.#closed) throw new TasklineError('session_closed', 'This TaskManager is closed.');
+    const callId = this.#callId;
+    if (!this.#session || callId === undefined) {
+      throw new TasklineError(
+        'invalid_state',
+        "Attach the TaskManager to the call (attach(session)) before recover(): the call's id names the work to recover.",
+      );
+    }
+    return recoverWork(
+      this.#types.values(),
+      callId,
+      options.signal ?? this.#callScope.signal,
+      (req) => snapshotOf(this.#create(req)),
+    );
   }
 
   /** One task, or undefined. */
@@ -480,7 +520,11 @@ export class TaskManager implements DelegationHost {
   /** Runs the task's work and finishes it (plain promise handlers: this runs for every task). */
   #execute(task: TaskState): Promise<void> {
     return executeTask(task, this.#execution).then(
-      (payload) => (payload ? this.#finish(task, 'done', payload) : undefined),
+      (payload) => {
+        if (!payload) return undefined;
+        task.receipt = payload.delivered;
+        return this.#finish(task, 'done', payload);
+      },
       (err: unknown) => {
         if (task.controller.signal.aborted) return; // cancel/timeout already finished it
         return this.#finish(task, 'failed', failurePayload(task, err, this.#limits.summaryChars));

@@ -1,7 +1,7 @@
 /**
  * The in-process {@link DelegationStore}: the TaskManager's default when nothing durable
  * is configured. It shares the record checks, stage moves and filter semantics of the
- * SQLite and Postgres stores (src/delegation/stores), so a manager behaves the same on
+ * SQLite and Postgres stores (src/service/stores), so a manager behaves the same on
  * every store; records live in a Map, ordered by `delegation_id` for paging.
  */
 import { TasklineError } from '../core/errors.js';

@@ -61,10 +61,43 @@ export interface SubAgentSpec<O = unknown> {
    * Runs the sub-task some other way than a model loop (e.g. on another process through
    * a durable delegation, see `remoteSubAgent`). Replaces the headless run when given.
    */
-  run?(
-    brief: { taskId: string; prompt: string; description: string },
-    signal: AbortSignal,
-  ): Promise<{ output: string; value?: O }>;
+  run?(brief: SubAgentBrief, signal: AbortSignal): Promise<SubAgentRunResult<O>>;
+  /**
+   * The work this sub-agent still holds for call `callId` from an earlier job of the call
+   * (whose worker died): each entry is awaited by `TaskManager.recover()` in this job and
+   * spoken once. Only work that outlives a worker can be recovered (`remoteSubAgent`: the
+   * durable delegations other processes run).
+   */
+  recover?(callId: string, signal: AbortSignal): Promise<RecoveredWork<O>[]>;
+}
+
+/** What a sub-agent's own `run` is given. */
+export interface SubAgentBrief {
+  taskId: string;
+  prompt: string;
+  description: string;
+  /** The call the task belongs to (the manager's attached call), when there is one. */
+  callId?: string;
+}
+
+/** What a sub-agent's own `run` resolves. */
+export interface SubAgentRunResult<O = unknown> {
+  output: string;
+  value?: O;
+  /**
+   * Called once when the result has been told to the caller (spoken, or answered inline):
+   * how a durable delegation records that it was delivered, so a later job of the call
+   * never speaks it again.
+   */
+  delivered?: () => void | Promise<void>;
+}
+
+/** Work an earlier job of the call left running or unspoken (see {@link SubAgentSpec.recover}). */
+export interface RecoveredWork<O = unknown> {
+  description: string;
+  prompt: string;
+  /** Resolves the work's result once it has one (at once when it finished meanwhile). */
+  wait(signal: AbortSignal): Promise<SubAgentRunResult<O>>;
 }
 
 /** A voice specialist: an AgentTask the caller talks to, run inline in the foreground. */

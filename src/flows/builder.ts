@@ -13,8 +13,16 @@ import type {
   SourceValue,
   StepInfo,
 } from './infer.js';
+import { checkStepRepair, resolveRepair } from './repair/config.js';
 import { type FlowRunOptions, FlowTask } from './runner.js';
-import { END, type FlowLike, type FlowResult, type StepMeta, type StepOptions } from './types.js';
+import {
+  END,
+  type FlowLike,
+  type FlowResult,
+  type RepairOptions,
+  type StepMeta,
+  type StepOptions,
+} from './types.js';
 import { assertValidFlow, type FlowValidation, validateFlow } from './validate.js';
 
 /** Rejects a pick whose function can return a target it did not declare in `to`. */
@@ -97,9 +105,25 @@ export class FlowBuilder<Steps extends StepInfo[] = []> implements Flow<FlowValu
       masked: opts.mask ?? sourceMasked(source),
       source,
       ...(opts.schema !== undefined ? { schema: opts.schema } : {}),
+      ...(opts.repair !== undefined ? { repair: checkStepRepair(id, opts.repair) } : {}),
     };
     checkNext(def, step);
     return new FlowBuilder({ ...def, steps: [...def.steps, step] });
+  }
+
+  /**
+   * Declares the flow's repair patterns, heard in every step: correct an earlier answer,
+   * repeat the question, skip it, end the call, ask for a person (see {@link RepairOptions}).
+   * A step turns any of them off with its own `repair` option.
+   *
+   * @example
+   * flow('refill')
+   *   .step('dob', date({ name: 'dob', question: 'Your date of birth?' }), { repair: { names: ['date of birth'] } })
+   *   .step('rx', digits({ name: 'rx', question: 'Your prescription number?', minLength: 7, maxLength: 7 }))
+   *   .repair({ human: { words: ['pharmacist'], key: '0', escalate: toPharmacist } });
+   */
+  repair(options: RepairOptions): FlowBuilder<Steps> {
+    return new FlowBuilder({ ...this.definition, repair: resolveRepair(this.name, options) });
   }
 
   /** Checks the graph (see {@link validateFlow}). */

@@ -1,4 +1,5 @@
 import { llm } from '@livekit/agents';
+import { summarizeChatContext } from '../upstream/internals.js';
 import { type FlowDefinition, stepById } from './definition.js';
 import type { StepEntry } from './graph.js';
 import type { ContextPolicy } from './types.js';
@@ -44,7 +45,7 @@ export async function stepContext(
     const model = info.model();
     const history = info.history();
     const hasTurns = history.items.some((i) => i.type === 'message' && i.role !== 'system');
-    if (model && hasTurns) return history._summarize(model, { keepLastTurns: 0 });
+    if (model && hasTurns) return summarizeChatContext(history, model, { keepLastTurns: 0 });
   }
   const ctx = llm.ChatContext.empty();
   if (info.summary) ctx.addMessage({ role: 'system', content: info.summary });

@@ -5,9 +5,11 @@ import type {
   AnswersSoFar,
   ContextPolicy,
   FailurePolicy,
+  FlowRepair,
   NextSpec,
   StepContext,
   StepMeta,
+  StepRepair,
 } from './types.js';
 
 /** How the runner makes a step's task: a task factory, or a nested flow. */
@@ -45,6 +47,8 @@ export interface StepDef {
   readonly source: unknown;
   /** The step's own answer schema, when it was given one (`schema` option). */
   readonly schema?: unknown;
+  /** The step's own say on the flow's repairs (any of them off here, its names). */
+  readonly repair?: StepRepair;
 }
 
 /** Options of a whole flow; see {@link flow}. */
@@ -96,6 +100,8 @@ export interface FlowDefinition {
   readonly name: string;
   readonly steps: readonly StepDef[];
   readonly options: FlowOptions;
+  /** The repair patterns heard in every step (`flow(...).repair({...})`), if declared. */
+  readonly repair?: FlowRepair;
 }
 
 /** Finds a step by id. */

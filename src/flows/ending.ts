@@ -1,4 +1,5 @@
 import type { CallContext } from '../core/call.js';
+import { isSessionClosing } from '../upstream/internals.js';
 import type { FlowResult } from './types.js';
 
 /**
@@ -49,7 +50,7 @@ export async function endFlowCall(
         : defaultGoodbye(result);
   const reason = `flow ${result.status}${result.status === 'completed' ? '' : `: ${result.reason}`}`;
   if (ending.endCall === false) {
-    if (line && !call.hungUp && !call.session._closing) {
+    if (line && !call.hungUp && !isSessionClosing(call.session)) {
       await call.session
         .say(line, { allowInterruptions: false })
         .waitForPlayout()

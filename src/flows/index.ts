@@ -61,6 +61,8 @@ export { stringifyFlow, type ToDataOptions, toData } from './document/to-data.js
 export { defaultGoodbye, type FlowEnding } from './ending.js';
 export type { FlowValue } from './infer.js';
 export { type MermaidOptions, toMermaid } from './mermaid.js';
+export { DEFAULT_REPAIR_LINES, type RepairKind } from './repair/config.js';
+export { REPAIR_TOOL } from './repair/desk.js';
 export {
   defaultResumeLine,
   type FlowEvents,
@@ -82,15 +84,19 @@ export type {
   FlowReport,
   FlowResult,
   FlowStatus,
+  HumanRepair,
   NextSpec,
   NextTable,
   PickContext,
   PickNext,
+  RepairLines,
+  RepairOptions,
   StepContext,
   StepMenuMeta,
   StepMeta,
   StepOptions,
   StepRecord,
+  StepRepair,
   StepResultKind,
   StepSource,
   TaskDefinitionLike,

@@ -1,7 +1,9 @@
 import type { FailedOutcome, Outcome } from '../outcome.js';
+import type { RepairKind } from '../tasks/parsers/repair.js';
 import type { CheckpointIO } from './checkpoint-io.js';
 import type { FlowState } from './checkpoints/types.js';
 import { type PickFailure, valuesOf } from './graph.js';
+import type { HeardRepairs } from './repair/desk.js';
 import {
   type CheckpointRefusal,
   END,
@@ -25,6 +27,10 @@ export function buildReport(state: FlowState): FlowReport {
     totals.invalid += r.invalid;
   }
   const durationMs = state.records.reduce((sum, r) => sum + r.durationMs, 0);
+  const repairs: Partial<Record<RepairKind, number>> = {};
+  for (const kind of state.records.flatMap((r) => r.repairs ?? [])) {
+    repairs[kind] = (repairs[kind] ?? 0) + 1;
+  }
   return {
     flow: state.flow,
     callId: state.callId,
@@ -37,6 +43,7 @@ export function buildReport(state: FlowState): FlowReport {
     resumes: state.resumes,
     backSteps: state.backSteps,
     totals,
+    ...(Object.keys(repairs).length > 0 ? { repairs } : {}),
   };
 }
 
@@ -117,6 +124,10 @@ export interface StepRun {
   counters: { noInput: number; noMatch: number; invalid: number };
   /** Set when the caller went back to another step. */
   jump?: string;
+  /** The caller's repair requests while the step was asked, and the one that ended it. */
+  heard?: HeardRepairs;
+  /** How the step's answer is spoken (for a correction's acknowledgement). */
+  spoken?: string;
 }
 
 /** A nested flow's result as the outer flow's step outcome (its counters summed). */
@@ -160,6 +171,7 @@ export function stepRecord(
     outcome: outcome.status,
   };
   if (outcome.status === 'ok' && outcome.modality) record.modality = outcome.modality;
+  if (run.heard && run.heard.repairs.length > 0) record.repairs = [...run.heard.repairs];
   return record;
 }
 

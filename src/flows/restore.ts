@@ -7,6 +7,7 @@
  */
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { REPAIR_KINDS } from '../tasks/parsers/repair.js';
 import { answerCheck } from './answer-check.js';
 import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { type FlowDefinition, type StepDef, stepById } from './definition.js';
@@ -59,6 +60,7 @@ function buildStateSchema() {
     modality: z.string().max(32).optional(),
     next: id.optional(),
     reason: z.string().max(10_000).optional(),
+    repairs: z.array(z.enum(REPAIR_KINDS)).max(100).optional(),
   });
 
   const STATUSES = [

@@ -17,6 +17,7 @@ import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
 import { ReplacedRun } from '../tasks/replaced.js';
 import { TypedTask } from '../tasks/typed-task.js';
+import { agentChatContext, isSessionClosing } from '../upstream/internals.js';
 import { type CheckpointInfo, FlowCheckpoints, freshState } from './checkpointing.js';
 import type { CheckpointKey, FlowState } from './checkpoints/types.js';
 import { answerSummary, stepContext } from './context.js';
@@ -24,6 +25,9 @@ import { type FlowDefinition, type StepDef, stepById } from './definition.js';
 import { endFlowCall, type FlowEnding } from './ending.js';
 import { PickFailure, type ResolveOptions, type StepEntry, valuesOf } from './graph.js';
 import { advance, GO_BACK_TOOL, goBackTool } from './navigation.js';
+import { type AfterRepair, afterRepair, correctedLine } from './repair/after.js';
+import { stepNames } from './repair/config.js';
+import { RepairDesk } from './repair/desk.js';
 import {
   completedResult,
   incompleteResult,
@@ -90,6 +94,12 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   private readonly ending = new AbortController();
   /** A resumed call is asking again for the masked answers its checkpoint did not hold. */
   private refilling = false;
+  /** Hears the flow's repair patterns in every step (when the flow declares them). */
+  private desk: RepairDesk | undefined;
+  /** What the next step run starts with after a repair: a line, a correction's new answer. */
+  private afterRepair: Extract<AfterRepair, { kind: 'continue' }> | undefined;
+  /** A correction under way: the step corrected and where the caller was. */
+  private correcting: { step: string; returnTo: string } | undefined;
 
   /** @param nested internal: a flow run as a step of another flow never ends the call. */
   constructor(definition: FlowDefinition, options: FlowRunOptions = {}, nested = false) {
@@ -176,7 +186,7 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
   /** True (while the flow runs) when another agent has taken the session over. */
   private wasReplaced(): boolean {
     const session = this.agentSession;
-    return session !== undefined && !session._closing && session.currentAgent !== this;
+    return session !== undefined && !isSessionClosing(session) && session.currentAgent !== this;
   }
 
   /** The runner never speaks for itself: a stray caller turn between steps gets no reply. */
@@ -260,6 +270,31 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     if (claimed.claim === 'lost') return this.lost();
     if (claimed.claim === 'refused') return this.refused(claimed.refusal!);
     if (claimed.claim === 'completed') return this.completed(claimed.reask);
+    const release = this.listenForRepairs(call);
+    try {
+      return await this.greetAndLoop(claimed, def, key);
+    } finally {
+      release?.();
+    }
+  }
+
+  /** Registers the flow's repair desk on the call while the flow runs (see ./repair/). */
+  private listenForRepairs(call: CallContext): (() => void) | undefined {
+    const repair = this.definition.repair;
+    if (!repair) return undefined;
+    this.desk = new RepairDesk(this.definition, repair, {
+      state: () => this.state!,
+      now: () => call.clock.now(),
+      canGoBack: () => !this.refilling,
+    });
+    return call.interceptTurns(this.desk);
+  }
+
+  private async greetAndLoop(
+    claimed: Awaited<ReturnType<FlowCheckpoints['claim']>>,
+    def: FlowDefinition,
+    key: CheckpointKey,
+  ): Promise<FlowResult<R>> {
     let greet: (() => Promise<void>) | undefined;
     this.refilling = (claimed.reask ?? []).length > 0;
     const info = claimed.claim === 'resumed' ? resumeInfo(def, key, claimed) : undefined;
@@ -301,8 +336,27 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
         run = await traceStep(def.name, step.id, visit, () => this.runStep(step, greet));
         greet = undefined;
       }
-      const { outcome } = run;
+      let { outcome } = run;
       const record = stepRecord(step.id, visit, startedAt, clock.now(), run);
+
+      const pending = run.heard?.pending;
+      if (pending && outcome.status !== 'ok' && outcome.status !== 'hangup') {
+        const after = await afterRepair(this.repairRun(), step, pending, outcome, record);
+        if (after.kind === 'continue') {
+          this.afterRepair = after;
+          if (pending.kind === 'correct') {
+            this.correcting = { step: pending.target, returnTo: state.revisit!.returnTo };
+          }
+          if (!(await this.commit(record))) return this.lost();
+          continue;
+        }
+        if (after.kind === 'stop') {
+          const result = await this.stop(after.status, step.id, after.outcome, record);
+          if (after.by && result.status !== 'completed') result.repair = after.by;
+          return result;
+        }
+        outcome = { status: 'ok', value: after.value, attempts: outcome.attempts };
+      }
 
       if (run.jump) {
         record.outcome = 'back';
@@ -319,8 +373,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       let entry: StepEntry;
       let kind: StepResultKind;
       if (outcome.status === 'ok') {
-        entry = { value: outcome.value };
-        kind = 'ok';
+        entry =
+          pending?.kind === 'human'
+            ? { value: outcome.value, escalated: true }
+            : { value: outcome.value };
+        kind = pending?.kind === 'human' ? 'escalated' : 'ok';
       } else if (ENDS_FLOW.has(outcome.status)) {
         record.reason = outcome.reason;
         return this.stop(
@@ -385,12 +442,47 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       }
       record.next = next;
       state.position = next;
+      this.acknowledgeCorrection(step, record, run, next);
       if (!(await this.commit(record))) return this.lost();
     }
     state.status = 'completed';
     state.endedAt = clock.now();
     if (!(await this.persist())) return this.lost();
     return this.completed();
+  }
+
+  /** What the repairs need of the running flow (see ./repair/after.ts). */
+  private repairRun() {
+    return {
+      repair: this.definition.repair!,
+      state: this.state!,
+      desk: this.desk!,
+      session: this.agentSession!,
+      callId: this.state!.callId,
+      answers: () => this.answers(),
+      idle: () => this.idle(),
+      busy: () => this.busy(),
+    };
+  }
+
+  /**
+   * Once a corrected step has its new answer: it is recorded as `corrected`, and the caller
+   * hears it was changed (and that the questions change, when it leads elsewhere than where
+   * they were) before the next question.
+   */
+  private acknowledgeCorrection(step: StepDef, record: StepRecord, run: StepRun, next: string) {
+    const correcting = this.correcting;
+    if (correcting?.step !== step.id) return;
+    this.correcting = undefined;
+    if (record.outcome !== 'ok') return;
+    record.outcome = 'corrected';
+    const name = stepNames(step)[0]!;
+    const line = correctedLine(
+      this.definition.repair!,
+      { name, value: run.spoken ?? '' },
+      next !== correcting.returnTo,
+    );
+    this.afterRepair = { kind: 'continue', line };
   }
 
   /** How picks run: bounded on the call's clock, stopped when the call ends. */
@@ -430,7 +522,29 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
             this.jump = { to };
           },
         });
-    if (goBack) await task.updateTools([...task.toolCtx.tools, goBack]);
+    const repairTool = this.desk?.tool(step, task);
+    const extra = [goBack, repairTool].filter((t) => t !== undefined);
+    if (extra.length > 0) await task.updateTools([...task.toolCtx.tools, ...extra]);
+    const repaired = this.afterRepair;
+    this.afterRepair = undefined;
+    if (repaired?.prefill?.step === step.id && task instanceof TypedTask) {
+      task.answerFirst({ text: repaired.prefill.text, modality: repaired.prefill.modality });
+    }
+    let line = repaired?.line;
+    // Said with the question, as one turn (no gap for the caller to talk into).
+    if (line !== undefined && task instanceof TypedTask && !repaired?.prefill) {
+      task.prefaceWith(line);
+      line = undefined;
+    }
+    if (line !== undefined) {
+      const said = line;
+      const greetFirst = before;
+      before = async () => {
+        await greetFirst?.();
+        await this.agentSession!.say(said).waitForPlayout();
+      };
+    }
+    this.desk?.begin(step, task);
     this.current = task;
     this.jump = undefined;
     const timer =
@@ -462,16 +576,27 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
       timer?.cancel();
       this.current = undefined;
     }
+    const heard = this.desk?.end();
     const counters = task instanceof TypedTask ? task.counters : ZERO;
-    if (!this.agentSession?._closing && !this.wasReplaced()) {
+    const spoken =
+      outcome.status === 'ok' && task instanceof TypedTask && !step.masked
+        ? task.spoken(outcome.value)
+        : undefined;
+    if (!isSessionClosing(this.agentSession) && !this.wasReplaced()) {
       // In place, as upstream's TaskGroup does (the runner never speaks, so its activity
       // needs no fresh copy after every step); calls of the step's own tools are left out,
       // as the runner's activity would leave them out.
-      this._chatCtx.merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
+      agentChatContext(this).merge(task.chatCtx.copy({ toolCtx: this.toolCtx }), {
         excludeInstructions: true,
       });
     }
-    return { outcome, counters, jump: this.takeJump() };
+    return {
+      outcome,
+      counters,
+      jump: this.takeJump(),
+      ...(heard ? { heard } : {}),
+      ...(spoken !== undefined ? { spoken } : {}),
+    };
   }
 
   private async runNested(step: StepDef, flow: FlowDefinition): Promise<StepRun> {

@@ -3,6 +3,7 @@ import type { z } from 'zod/v4';
 import type { InputModality } from '../core/call.js';
 import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
 import type { TaskDefinition } from '../tasks/define.js';
+import type { RepairKind } from '../tasks/parsers/repair.js';
 import type { Condition } from './conditions.js';
 
 /** The reserved target that ends a flow. */
@@ -178,6 +179,11 @@ export interface StepOptions<T, To extends string = string> {
    * such a step again rather than trust its stored answer.
    */
   schema?: z.ZodType<T>;
+  /**
+   * This step's say on the flow's repair patterns: turn any of them off here (a PIN step:
+   * `{ correct: false }`), and the names callers use for its answer in a correction.
+   */
+  repair?: StepRepair;
 }
 
 /** What the runner hands a step's task factory: the answers given so far. */
@@ -207,6 +213,10 @@ export type StepResultKind =
   | 'kept'
   /** The answer was taken but its branch could not be decided (an async pick failed). */
   | 'error'
+  /** An earlier answer changed by the caller's correction. */
+  | 'corrected'
+  /** A request of the caller's interrupted the step (a cancel not confirmed, a transfer that failed): it runs again. */
+  | 'interrupted'
   | FailureStatus;
 
 /** One run of one step, as the per-call report and `step_completed` events show it. */
@@ -232,6 +242,11 @@ export interface StepRecord {
   next?: string;
   /** Why, for anything but `ok`. */
   reason?: string;
+  /**
+   * The caller's repair requests while this step was asked, in order (a repeat, a skip, a
+   * correction of an earlier answer, a cancel, asking for a person).
+   */
+  repairs?: RepairKind[];
 }
 
 /** A per-call flow report (JSON-serializable). */
@@ -252,6 +267,8 @@ export interface FlowReport {
   /** Go-backs used. */
   backSteps: number;
   totals: { attempts: number; noInput: number; noMatch: number; invalid: number; steps: number };
+  /** The caller's repair requests by kind, when there were any (see {@link StepRecord.repairs}). */
+  repairs?: Partial<Record<RepairKind, number>>;
 }
 
 /** A finished flow with every required answer. */
@@ -301,6 +318,11 @@ export interface FlowIncomplete<R> {
   error?: { code: string; message: string };
   /** Why the call's checkpoint was refused (with `error.code` `checkpoint_refused`). */
   refused?: CheckpointRefusal;
+  /**
+   * Set when the caller's request ended the flow: they asked to end the call (`cancel`, the
+   * flow is `cancelled`) or for a person (`human`, the flow is `transferred`).
+   */
+  repair?: 'cancel' | 'human';
   report: FlowReport;
 }
 
@@ -329,4 +351,104 @@ export interface FlowLike<R> {
   readonly name: string;
   /** @internal phantom field carrying the result type. */
   readonly __result?: (r: R) => R;
+}
+
+// ---------- repair patterns (see ./repair/) ----------
+
+/** What the flow says around repairs; `{name}` and `{value}` are filled in where given. */
+export interface RepairLines {
+  /** After a correction is taken: "Okay, I've changed your {name} to {value}." */
+  corrected: string;
+  /** Added when the corrected answer leads elsewhere: "That changes what I ask next." */
+  pathChanged: string;
+  /** Before the question again, when it cannot be skipped. */
+  cannotSkip: string;
+  /** Asked before the call ends on a cancel (with `cancel.confirm`). */
+  confirmCancel: string;
+  /** When the caller does not confirm the cancel, before the question again. */
+  carryOn: string;
+  /** When asking for a person failed (the transfer did not go through). */
+  humanUnavailable: string;
+}
+
+/** Reaching a person from any question: the words and key that ask, and the transfer. */
+export interface HumanRepair {
+  /**
+   * The transfer (or any escalation): run from the flow when the caller asks for a person.
+   * `transferred` ends the flow `transferred`; a value answers the step; anything else (the
+   * transfer failed) says `lines.humanUnavailable` and asks the question again.
+   */
+  escalate: Escalate<unknown>;
+  /**
+   * More words for a person on this line ("pharmacist", "a nurse"), heard alone or in a
+   * request ("can I talk to the pharmacist?"); agent, representative, operator, a person, a
+   * human, customer service… always count.
+   */
+  words?: readonly string[];
+  /** A key that asks for a person wherever the question does not take that key ("0"). */
+  key?: string;
+}
+
+/**
+ * The repair patterns a flow hears in every step, declared once. Each is on unless set to
+ * false, except `human`, which needs its escalation. Deterministic phrase matchers hear them
+ * first; a step whose task asks a model also gets a `repair_request` tool for what they miss.
+ */
+export interface RepairOptions {
+  /**
+   * "actually my date of birth is March 3rd 1980", "sorry, my zip code is 94110 not 94101",
+   * "can I change my score?": the earlier step reads the new answer with its own parser (or
+   * asks again), then the call goes back to where the caller was. Answers after it stay,
+   * unless the new answer leads elsewhere: then the flow says so and asks what the new path
+   * needs. Counts as a go-back (`maxBackSteps`). Masked steps are never corrected.
+   */
+  correct?: boolean;
+  /** "can you say that again", "what?" (and `key`, e.g. "*"): the question again. */
+  repeat?: boolean | { key?: string };
+  /** "skip", "next question": skips a skippable step; any other says it cannot be skipped. */
+  skip?: boolean;
+  /**
+   * "stop", "I want to hang up", "cancel this call": the flow ends `cancelled` (its `onEnd`
+   * says goodbye). With `confirm` (default true) the caller is asked first; only a yes ends.
+   */
+  cancel?: boolean | { confirm?: boolean };
+  /** "agent", "can I talk to a pharmacist", key 0: the escalation (a transfer). Off by default. */
+  human?: HumanRepair | false;
+  /** What the flow says around repairs. */
+  lines?: Partial<RepairLines>;
+}
+
+/** A step's own say on the flow's repairs: any of them off here, and its names. */
+export interface StepRepair {
+  /** false: this answer is never corrected, and no correction is heard while it is asked. */
+  correct?: boolean;
+  repeat?: boolean;
+  skip?: boolean;
+  cancel?: boolean;
+  /** false: no word or key reaches a person while this question is asked. */
+  human?: boolean;
+  /**
+   * What callers call this answer in a correction ("zip", "zip code"). Default: the step id
+   * in words ("date_of_birth" → "date of birth"). The first is used when the flow says it
+   * ("I've changed your zip to 94110").
+   */
+  names?: readonly string[];
+}
+
+/** A flow's repairs, checked, with the defaults filled in. */
+export interface FlowRepair {
+  readonly correct: boolean;
+  readonly repeat: false | { readonly key?: string };
+  readonly skip: boolean;
+  readonly cancel: false | { readonly confirm: boolean };
+  readonly human:
+    | false
+    | {
+        readonly escalate: Escalate<unknown>;
+        readonly words: readonly string[];
+        readonly key?: string;
+      };
+  readonly lines: Readonly<RepairLines>;
+  /** As declared (what `toData` writes back). */
+  readonly declared: RepairOptions;
 }

@@ -13,7 +13,7 @@ import {
 } from '@opentelemetry/api';
 import { METRIC, SCOPE } from './names.js';
 
-/** taskline's instruments; see the README's "Tracing and metrics" table. */
+/** taskline's instruments; see the tables of docs/observability.md. */
 export interface TasklineInstruments {
   taskOutcomes: Counter;
   taskAttempts: Histogram;

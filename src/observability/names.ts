@@ -1,6 +1,6 @@
 /**
  * Every span name, attribute key and metric name taskline emits, in one place: dashboards,
- * alerts and the README table key on these strings, so they change only with a CHANGELOG line.
+ * alerts and the tables of docs/observability.md key on these strings, so they change only with a CHANGELOG line.
  */
 
 /** Span names. Each is one unit of a call a person would ask about in a trace viewer. */

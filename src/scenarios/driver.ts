@@ -9,13 +9,14 @@ import type { TurnStages } from './audio/stages.js';
 import type { ScenarioSpec, TurnSpec } from './schema.js';
 
 /** What the caller did in a turn, for latency figures. */
-export type TurnInput = 'speech' | 'keys' | 'silence' | 'hangup';
+export type TurnInput = 'speech' | 'keys' | 'silence' | 'tone' | 'hangup';
 
 /** The input kind of a turn. */
 export function turnInput(turn: TurnSpec): TurnInput {
   if (turn === 'hangup' || 'hangup' in turn) return 'hangup';
   if ('keys' in turn) return 'keys';
   if ('silence' in turn) return 'silence';
+  if ('tone' in turn) return 'tone';
   return 'speech';
 }
 
@@ -80,5 +81,6 @@ export function turnLabel(turn: TurnSpec): string {
   if ('say' in turn) return `say "${turn.say}"`;
   if ('keys' in turn) return `keys ${turn.mask ? '*'.repeat(turn.keys.length) : turn.keys}`;
   if ('silence' in turn) return `silence ${String(turn.silence)}`;
+  if ('tone' in turn) return `tone ${turn.tone.hz} Hz ${turn.tone.ms} ms`;
   return `barge_in "${turn.barge_in}"`;
 }

@@ -135,7 +135,9 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
   if (issue.code === 'unrecognized_keys') {
     const keys = issue.keys.map((k) => `"${k}"`).join(', ');
     const known =
-      path.length === 0 ? ' (known: name, module, model, repeat, audio, turns, expect)' : '';
+      path.length === 0
+        ? ' (known: name, module, model, repeat, audio, skip_audio, turns, expect)'
+        : '';
     return {
       path: [...path, issue.keys[0]!],
       message: `unknown field ${keys}${known}`,
@@ -156,7 +158,8 @@ function explain(issue: z.core.$ZodIssue, data: Record<string, unknown>): Explai
   return { path, message: issue.message };
 }
 
-function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
+/** What is wrong with a caller turn, in one sentence (for files other than scenarios too). */
+export function explainTurn(turn: unknown): { message: string; path?: PropertyKey[] } {
   const shapes = 'a turn is one of: say: "…", keys: "123#", silence: 8s, barge_in: "…", hangup';
   if (typeof turn === 'string') return { message: `"${turn}" is not a turn; ${shapes}` };
   if (typeof turn !== 'object' || turn === null || Array.isArray(turn)) {

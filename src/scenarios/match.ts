@@ -33,10 +33,24 @@ export function asList<T>(value: T | T[] | undefined): T[] {
 }
 
 /**
+ * `{ $exists: false }` (the key must be absent, or undefined) or `{ $exists: true }` (present,
+ * any value), as in MongoDB queries: how an `outcome` says a key is not there.
+ */
+function existsOperator(expected: unknown): boolean | undefined {
+  if (typeof expected !== 'object' || expected === null || Array.isArray(expected)) return;
+  const keys = Object.keys(expected);
+  const value = (expected as Record<string, unknown>).$exists;
+  return keys.length === 1 && typeof value === 'boolean' ? value : undefined;
+}
+
+/**
  * True when `actual` contains `expected`: objects compare the listed keys only, arrays
- * need the same length and match element by element, anything else is deep equality.
+ * need the same length and match element by element, `{ $exists: false | true }` checks
+ * that a key is absent or present, anything else is deep equality.
  */
 export function deepMatch(actual: unknown, expected: unknown): boolean {
+  const exists = existsOperator(expected);
+  if (exists !== undefined) return (actual !== undefined) === exists;
   if (Array.isArray(expected)) {
     return (
       Array.isArray(actual) &&
@@ -56,6 +70,13 @@ export function deepMatch(actual: unknown, expected: unknown): boolean {
 /** The first place `actual` differs from `expected`, as "path: expected X, got Y". */
 export function firstMismatch(actual: unknown, expected: unknown, path = ''): string | undefined {
   const here = path || '(the result)';
+  const exists = existsOperator(expected);
+  if (exists !== undefined) {
+    if ((actual !== undefined) === exists) return undefined;
+    return exists
+      ? `${here}: expected a value, got nothing`
+      : `${here}: expected nothing, got ${show(actual)}`;
+  }
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return `${here}: expected a list, got ${show(actual)}`;
     if (actual.length !== expected.length) {

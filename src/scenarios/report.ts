@@ -46,8 +46,18 @@ export function percentile(sorted: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+/** Options of {@link formatScenario}. */
+export interface FormatOptions {
+  /** Print the transcript of a passing scenario too (its last run). */
+  transcript?: boolean;
+}
+
 /** The lines printed for one finished scenario. */
-export function formatScenario(report: ScenarioReport, cwd = process.cwd()): string[] {
+export function formatScenario(
+  report: ScenarioReport,
+  cwd = process.cwd(),
+  options: FormatOptions = {},
+): string[] {
   const file = relative(cwd, report.file) || report.file;
   const secs = `${(report.durationMs / 1000).toFixed(1)} s`;
   const tag = { passed: 'PASS', failed: 'FAIL', skipped: 'SKIP' }[report.status];
@@ -83,6 +93,8 @@ export function formatScenario(report: ScenarioReport, cwd = process.cwd()): str
       out.push(`      ${where}  ${noted}${turn}${f.message}`);
     }
     out.push('      transcript:', ...transcriptLines(shown));
+  } else if (options.transcript && report.runs.length) {
+    out.push('      transcript:', ...transcriptLines(report.runs.at(-1)!));
   }
   return out;
 }

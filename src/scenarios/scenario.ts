@@ -58,11 +58,13 @@ export async function runScenario(
   const started = performance.now();
   const mode = options.mode ?? textMode;
   const base = { file: scenario.file, name: scenario.name, mode: mode.name };
-  if (mode.name === 'audio' && scenario.spec.audio === false) {
+  if (mode.name === 'audio' && (scenario.spec.audio === false || scenario.spec.skip_audio)) {
     return {
       ...base,
       status: 'skipped',
-      reason: 'the scenario says audio: false',
+      reason: scenario.spec.skip_audio
+        ? `not in audio mode: ${scenario.spec.skip_audio}`
+        : 'the scenario says audio: false (say why with skip_audio: <reason>)',
       runs: [],
       durationMs: 0,
     };

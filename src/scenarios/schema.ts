@@ -4,17 +4,9 @@
  * (`scenario.schema.json`), and the runner's types are inferred from it.
  */
 import { z } from 'zod/v4';
+import { DURATION_PATTERN as DURATION } from '../core/duration.js';
 
-const DURATION = /^(\d+(?:\.\d+)?)\s*(ms|s|m)$/;
-
-/** Milliseconds from "800ms", "8s", "1.5s", "2m" or a plain number of milliseconds. */
-export function durationMs(value: number | string): number {
-  if (typeof value === 'number') return value;
-  const m = DURATION.exec(value.trim());
-  const unit = m?.[2];
-  const amount = Number(m?.[1]);
-  return unit === 'm' ? amount * 60_000 : unit === 's' ? amount * 1000 : amount;
-}
+export { durationMs } from '../core/duration.js';
 
 const duration = z
   .union([
@@ -47,7 +39,7 @@ export const expectationSchema = z
     never_said: texts.optional().meta({ description: 'None may match any agent line.' }),
     outcome: z.unknown().optional().meta({
       description:
-        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element).",
+        "A deep, partial match against the call's typed result (objects: listed keys; arrays: same length, element by element; { $exists: false } for a key that must be absent, { $exists: true } for one that must be there).",
     }),
     tool_called: z.union([toolCall, z.array(toolCall).min(1)]).optional(),
     no_model_call_during: z
@@ -179,6 +171,18 @@ export const turnSchema = z.union([
     ...turnExpect,
   }),
   z.strictObject({
+    tone: z
+      .strictObject({
+        hz: z.number().min(100).max(4000).meta({ description: 'Frequency in Hz.' }),
+        ms: z.number().min(20).max(10_000).meta({ description: 'Length in milliseconds.' }),
+      })
+      .meta({
+        description:
+          "The far end plays a steady tone (a voicemail's beep). Audio mode plays the sine wave; text mode reports it to the bot as the audio tap would.",
+      }),
+    ...turnExpect,
+  }),
+  z.strictObject({
     barge_in: z.string().min(1).meta({ description: 'The caller speaks over the agent.' }),
     after: duration.optional().meta({
       description: "Audio mode: start this long after the agent's prompt starts (default 500ms).",
@@ -235,7 +239,11 @@ export const scenarioSchema = z
       .optional()
       .meta({ description: 'Run this many times; every run must pass.' }),
     audio: z.boolean().optional().meta({
-      description: 'false: skip this scenario in audio mode (e.g. it relies on long silences).',
+      description: 'false: skip this scenario in audio mode (say why with skip_audio).',
+    }),
+    skip_audio: z.string().min(1).optional().meta({
+      description:
+        'Skip this scenario in audio mode, for this reason (printed with the skip): what keeps it from running through real audio.',
     }),
     voice: z
       .string()

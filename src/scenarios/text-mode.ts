@@ -5,8 +5,9 @@
 import { performance } from 'node:perf_hooks';
 import { voice } from '@livekit/agents';
 import { SimulatedCaller, type TranscriptLine } from '../testing/simulated-caller.js';
+import { isSessionClosing } from '../upstream/internals.js';
 import type { CallDriver, CallMode, TurnMeasure } from './driver.js';
-import { durationMs, type TurnSpec } from './schema.js';
+import type { TurnSpec } from './schema.js';
 
 /** The text mode (no audio, virtual time). */
 export const textMode: CallMode = {
@@ -19,6 +20,14 @@ export const textMode: CallMode = {
   },
   async close() {},
 };
+
+/**
+ * Plays one scenario turn with the simulated caller — the one way `taskline test` (text
+ * mode) and `taskline run` play caller turns (see `SimulatedCaller.playTurn`).
+ */
+export function playTurn(c: SimulatedCaller, turn: TurnSpec): Promise<void> {
+  return c.playTurn(turn);
+}
 
 /** Longest a single turn may take in real time before the scenario fails as hung. */
 const TURN_GUARD_MS = 60_000;
@@ -55,7 +64,7 @@ class TextDriver implements CallDriver {
 
   get isClosed(): boolean {
     // A call that is closing (the bot ended it) takes no more turns either.
-    return this.caller.isClosed || this.caller.session._closing;
+    return this.caller.isClosed || isSessionClosing(this.caller.session);
   }
 
   async start(agent: voice.Agent): Promise<void> {
@@ -67,16 +76,7 @@ class TextDriver implements CallDriver {
     const interruptedBefore = this.interruptions;
     this.firstAgentLineAt = undefined;
     const startedAt = performance.now();
-    const c = this.caller;
-    if (turn === 'hangup' || 'hangup' in turn) await c.hangup();
-    else if ('say' in turn) await c.say(turn.say);
-    else if ('barge_in' in turn) await c.bargeIn(turn.barge_in);
-    else if ('keys' in turn) {
-      await c.dtmf(turn.keys, {
-        ...(turn.gap !== undefined ? { gapMs: durationMs(turn.gap) } : {}),
-        ...(turn.mask !== undefined ? { mask: turn.mask } : {}),
-      });
-    } else await c.silence(durationMs(turn.silence));
+    await playTurn(this.caller, turn);
     const answered = this.firstAgentLineAt;
     return {
       ...(answered !== undefined ? { latencyMs: answered - startedAt } : {}),

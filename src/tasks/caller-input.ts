@@ -13,6 +13,8 @@ import type { KeypadEntry } from './typed-task-spec.js';
 /** Most keys one entry buffers, whatever the entry allows: a key-mashing caller stays bounded. */
 export const MAX_ENTRY_KEYS = 64;
 
+const DIGIT_KEYS = '0123456789';
+
 /** Collects one keypad entry at a time and hands it over (an empty entry is a silence). */
 export class KeypadCollector {
   private keys = '';
@@ -23,6 +25,18 @@ export class KeypadCollector {
     private readonly call: CallContext,
     private readonly onEntry: (keys: string) => void,
   ) {}
+
+  /**
+   * True for a key this entry takes as its own input: its finish and delete keys, and its
+   * `ownKeys` (default its `validKeys`, else the digits). Any other key may be a request for
+   * the whole call (a repair key) before it is typed into the entry.
+   */
+  owns(digit: string): boolean {
+    const { finishOnKey = '#', deleteKey, ownKeys, validKeys } = this.entry;
+    if (finishOnKey !== '' && digit === finishOnKey) return true;
+    if (deleteKey !== undefined && digit === deleteKey) return true;
+    return (ownKeys ?? validKeys ?? DIGIT_KEYS).includes(digit);
+  }
 
   /** True while some keys of an unfinished entry are buffered. */
   get pending(): boolean {
@@ -122,6 +136,12 @@ export interface CallerInputEvents {
   /** The caller said and pressed nothing for the no-input timeout after the task's speech. */
   silence(): void;
   /**
+   * A key the task's keypad does not take as input (every key, for a task without one): the
+   * task returns what to do once the key has interrupted its speech, or undefined to treat
+   * the key as usual.
+   */
+  foreignKey?(digit: string): (() => void) | undefined;
+  /**
    * True while the task may still take an answer (it has not ended, been completed from
    * outside, or begun escalating).
    */
@@ -183,8 +203,16 @@ export class CallerInput {
     });
   }
 
-  /** A key: interrupts the task's speech and goes into the entry. */
+  /** A key: interrupts the task's speech and goes into the entry (or acts as a request). */
   key(digit: string): void {
+    const act = this.keypad?.owns(digit) ? undefined : this.on.foreignKey?.(digit);
+    if (act) {
+      this.interrupt();
+      this.cancelNoInput();
+      this.keypad?.reset();
+      act();
+      return;
+    }
     if (!this.keypad) return;
     this.interrupt();
     this.cancelNoInput();

@@ -3,6 +3,7 @@ import type { CallContext } from '../core/call.js';
 import { TasklineError } from '../core/errors.js';
 import { traceCapture } from '../observability/tasks.js';
 import type { FailedOutcome, FailureStatus, Outcome } from '../outcome.js';
+import { isOwnerFinishedError, isSessionClosing } from '../upstream/internals.js';
 import type { RetryPolicy } from './policy.js';
 import { ReplacedRun } from './replaced.js';
 
@@ -154,11 +155,7 @@ function raceEnd<R>(running: Promise<R>, ending: AbortSignal): Promise<R> {
  * ends; only those become a `hangup`/`cancelled` outcome.
  */
 function isTeardown(error: Error, session: voice.AgentSession | undefined): boolean {
-  return (
-    session?._closing === true ||
-    error instanceof llm.ToolError ||
-    error.message.startsWith('The Task finished before')
-  );
+  return isSessionClosing(session) || error instanceof llm.ToolError || isOwnerFinishedError(error);
 }
 
 /**
@@ -223,6 +220,9 @@ export abstract class CaptureTask<T> extends voice.AgentTask<Outcome<T>> {
    * which would leave the awaiter waiting forever: that becomes `cancelled`.
    */
   override async onExit(): Promise<void> {
+    // The step is over (answered, given up, or cut short): anything held for a safe moment
+    // may be said now, in this closing activity, before the next question is asked.
+    if (this.entered) this.call?.noteStepEnded(this.id);
     if (this.done || !this.entered) return;
     const hungUp = this.call?.hungUp;
     const outcome: Outcome<T> = {

@@ -7,7 +7,7 @@
 import { type ReadableStream, TransformStream } from 'node:stream/web';
 import { afterRejection, afterYes } from './parsers/correct.js';
 import type { ParseResult } from './parsers/result.js';
-import { yesNo } from './parsers/yesNo.js';
+import { yesNo } from './parsers/yes-no.js';
 
 /** Why a value is being read back. */
 export type ReadBackReason = 'policy' | 'approximate';

@@ -10,8 +10,6 @@ import { ReadableStream } from 'node:stream/web';
 import type { voice } from '@livekit/agents';
 import type { AudioFrame } from '@livekit/rtc-node';
 
-/** Longest wait for the line's audio to be synthesised ahead of time. */
-const PREPARE_TIMEOUT_MS = 5_000;
 /** The most audio kept for the line (a line longer than this is spoken through the TTS). */
 const MAX_FRAMES = 400;
 
@@ -24,35 +22,45 @@ export class Acknowledgement {
     readonly text: string,
   ) {}
 
-  /** Synthesises the line's audio with the session's TTS (in the background; never throws). */
+  /**
+   * Synthesises the line's audio with the session's TTS (in the background; never throws).
+   * The request is never cut short: closing a chunked stream while its request is in flight
+   * makes upstream's plugins write into the closed stream and emit a non-recoverable
+   * `tts_error` (which ends the process when no activity listens). A slow request just leaves
+   * the line to the TTS until it is ready; a line too long to keep is read to its end and
+   * dropped.
+   */
   prepare(): void {
     const tts = this.session.tts;
     if (!tts) return;
     const frames: AudioFrame[] = [];
-    let timer: NodeJS.Timeout | undefined;
-    const stream = tts.synthesize(this.text);
-    const read = (async () => {
-      for await (const audio of stream) {
-        frames.push(audio.frame);
-        if (frames.length > MAX_FRAMES) throw new Error('acknowledgement too long to keep');
+    let tooLong = false;
+    let stream: ReturnType<typeof tts.synthesize>;
+    // A failed request is also emitted as the TTS's `error` event: this background request
+    // listens for it itself, so it is never an unhandled 'error' event (the session may not
+    // be listening yet, or any more).
+    const onError = () => {};
+    tts.on('error', onError);
+    try {
+      stream = tts.synthesize(this.text);
+    } catch {
+      tts.off('error', onError);
+      return;
+    }
+    void (async () => {
+      try {
+        for await (const audio of stream) {
+          if (frames.length >= MAX_FRAMES) tooLong = true;
+          else frames.push(audio.frame);
+        }
+        // Ready late (a loaded machine) is still ready: only the first answers miss it.
+        if (!tooLong && frames.length > 0) this.frames = frames;
+      } catch {
+        // Spoken through the TTS each time instead.
+      } finally {
+        tts.off('error', onError);
       }
     })();
-    const limit = new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error('timed out')), PREPARE_TIMEOUT_MS);
-    });
-    Promise.race([read, limit])
-      .then(() => {
-        if (frames.length > 0) this.frames = frames;
-      })
-      .catch(() => {
-        // Spoken through the TTS each time instead.
-        try {
-          stream.close();
-        } catch {
-          // already closed
-        }
-      })
-      .finally(() => clearTimeout(timer));
   }
 
   /** True once the line's audio is ready to play without a TTS request. */

@@ -95,6 +95,13 @@ export const TURN_TIMING = {
   afterAcknowledgementMs: 150,
 } as const;
 
+/**
+ * Longest an acknowledged turn keeps the call busy before its words are committed: the
+ * acknowledgement's bounded playout, the time the turn stays open after it, and the commit.
+ */
+const ACK_TURN_MAX_MS =
+  TURN_TIMING.acknowledgementMaxMs + TURN_TIMING.afterAcknowledgementMs + 2_000;
+
 /** Upstream endpointing for task-aware turns: short when complete, long when not. */
 const TURN_ENDPOINTING = {
   mode: 'fixed',
@@ -122,6 +129,9 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
   private ack: Acknowledgement | undefined;
   /** The acknowledgement said in the caller's open turn (cleared when the turn is committed). */
   private turnAck: voice.SpeechHandle | undefined;
+  /** Ends the call's busy mark of an acknowledged turn (see {@link acknowledge}). */
+  private turnWork: (() => void) | undefined;
+  private turnWorkTimer: NodeJS.Timeout | undefined;
   /** Estimated wall-clock end of the caller's last speech (VAD end of speech − silence). */
   private speechEndedAt: number | undefined;
   private unbind: (() => void) | undefined;
@@ -157,18 +167,36 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
       }
     };
     const onItem = (ev: voice.ConversationItemAddedEvent) => {
-      if (ev.item.type === 'message' && ev.item.role === 'user') this.turnAck = undefined;
+      if (ev.item.type === 'message' && ev.item.role === 'user') {
+        this.turnAck = undefined;
+        this.endTurnWork();
+      }
     };
     session.on(voice.AgentSessionEventTypes.UserStateChanged, onUserState);
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, onItem);
     this.unbind = () => {
+      this.endTurnWork();
       session.off(voice.AgentSessionEventTypes.UserStateChanged, onUserState);
       session.off(voice.AgentSessionEventTypes.ConversationItemAdded, onItem);
     };
     session.once(voice.AgentSessionEventTypes.Close, () => this.unbind?.());
     if (this.ackText) {
-      this.ack = new Acknowledgement(session, this.ackText);
-      this.ack.prepare();
+      const ack = new Acknowledgement(session, this.ackText);
+      this.ack = ack;
+      // Synthesised ahead once the session's TTS has worked (the agent's first speech, before
+      // any answer): a TTS that cannot answer at all is not asked again in the background,
+      // where upstream 1.9 leaves a failed request as an unhandled rejection.
+      const onAgentState = (ev: voice.AgentStateChangedEvent) => {
+        if (ev.newState !== 'speaking') return;
+        session.off(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+        ack.prepare();
+      };
+      session.on(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+      const unbind = this.unbind;
+      this.unbind = () => {
+        unbind();
+        session.off(voice.AgentSessionEventTypes.AgentStateChanged, onAgentState);
+      };
     }
     return this;
   }
@@ -236,6 +264,7 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
       } catch {
         return this.holdUntilOrdinary();
       }
+      this.beginTurnWork(session);
     }
     let timer: NodeJS.Timeout | undefined;
     await Promise.race([
@@ -246,6 +275,28 @@ export class TaskAwareTurnDetector implements TextTurnDetector {
     ]);
     clearTimeout(timer);
     await new Promise((resolve) => setTimeout(resolve, TURN_TIMING.afterAcknowledgementMs));
+  }
+
+  /**
+   * From the acknowledgement until the caller's words are committed, the agent is at work on
+   * the caller's turn although the line looks idle (the "Okay." has played, the reply has not
+   * started): the call is marked busy, so nothing held for a quiet moment (a background
+   * result) is said between the acknowledgement and the answer to the turn, and a simulated
+   * caller does not take its next turn. Bounded: a turn that is never committed (speech
+   * scheduling paused by a handoff) releases it after {@link ACK_TURN_MAX_MS}.
+   */
+  private beginTurnWork(session: voice.AgentSession): void {
+    this.endTurnWork();
+    this.turnWork = callOf(session).beginWork();
+    this.turnWorkTimer = setTimeout(() => this.endTurnWork(), ACK_TURN_MAX_MS);
+  }
+
+  private endTurnWork(): void {
+    clearTimeout(this.turnWorkTimer);
+    this.turnWorkTimer = undefined;
+    const release = this.turnWork;
+    this.turnWork = undefined;
+    release?.();
   }
 
   /** Waits until `unknownDelayMs` after the end of the caller's speech (bounded by it). */

@@ -134,6 +134,12 @@ export interface TaskSpec<T> {
   modelFallback?: boolean;
   /** When to read the value back before accepting it. Default 'never'. */
   confirm?: ConfirmPolicy;
+  /**
+   * Read back a value parsed from speech the recogniser was less sure of than this (0–1,
+   * default 0.5), whatever `confirm` says; 0 turns it off. Only recognisers that report a
+   * confidence (on `alternatives[0].confidence`) trigger it: none reported is "unknown".
+   */
+  minConfidence?: number;
   /** Speakable form of a value; `spelled` after the caller rejected a read-back. */
   readBack?: (value: T, spelled: boolean) => string;
   retry?: Partial<RetryPolicy<T>>;
@@ -156,6 +162,13 @@ export interface KeypadEntry {
   deleteKey?: string;
   /** Keys that count toward `maxDigits` (default all): a stray key never completes an entry. */
   validKeys?: string;
+  /**
+   * Keys the entry takes as its own input besides its finish and delete keys (default
+   * `validKeys`, else the digits 0-9). A key outside them is first offered to the call's
+   * turn interceptor (a flow's repair keys: 0 for a person, * to repeat); a key inside them
+   * is always this entry's input, so 0 at a digits question is a digit.
+   */
+  ownKeys?: string;
   /** Quiet after a key that ends the entry (default 3,000 ms on the call's clock). */
   interDigitTimeoutMs?: number;
   /** True when the keys so far are a whole answer (e.g. "7" on a 0-10 scale). */

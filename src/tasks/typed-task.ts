@@ -7,21 +7,23 @@
 // ./task-expectation.ts (what the task listens for), ./parsers (how answers are read) and
 // ./capture.ts (the run()/unwind shell).
 import type { ReadableStream } from 'node:stream/web';
-import { type FlushSentinel, llm, type voice } from '@livekit/agents';
+import { type FlushSentinel, llm, type stt, type voice } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { callOf, type InputModality } from '../core/call.js';
 import { systemClock, type TimerHandle } from '../core/clock.js';
+import type { TurnAction } from '../core/interception.js';
 import { maskPII, maskValue, registerSecret } from '../core/pii.js';
 import { countModelCallAvoided, traceReprompt } from '../observability/tasks.js';
 import type { Outcome } from '../outcome.js';
 import { Attempts, type FailureKind } from './attempts.js';
 import { CallerInput } from './caller-input.js';
 import { addCallerLine, replaceCallerText } from './caller-lines.js';
-import { CaptureTask, ToolGuard } from './capture.js';
+import { CaptureTask, joinSpeech, ToolGuard } from './capture.js';
 import { noteEnd } from './captures.js';
 import { emptyStream, textStream, toolCallStream } from './chunks.js';
 import { readBackReply, watchReply } from './confirm.js';
 import { Escalation } from './escalation.js';
+import { DEFAULT_MIN_CONFIDENCE, heardUnsure, noteConfidences } from './heard-confidence.js';
 import { guardedModelReply } from './model-reply.js';
 import { refusal } from './parsers/refusal.js';
 import type { ParseResult } from './parsers/result.js';
@@ -66,6 +68,7 @@ const ASK_MODEL = Symbol('ask the model');
 /** A value that passed normalisation and validation, or why it did not. */
 type Checked<T> = { kind: 'match'; value: T } | { kind: 'invalid'; reason: string };
 const KEYPAD_ONLY = 'Please use the keypad on your phone.';
+const KEYPAD_OFFER = 'You can also key it in on your keypad.';
 
 /**
  * taskline's capture engine: an upstream AgentTask that captures one typed value and always
@@ -88,6 +91,8 @@ export class TypedTask<T> extends CaptureTask<T> {
   private modality: InputModality = 'text';
   /** The next submission is an estimate: read it back even when the policy says never. */
   private approximateNext = false;
+  /** The caller was told, after a misheard answer, that the keypad works too. */
+  private keypadOffered = false;
   /** The model reported the current answer unclear more than once. */
   private unclearAgain = false;
   private finished = false;
@@ -98,6 +103,10 @@ export class TypedTask<T> extends CaptureTask<T> {
   private watchdogTimer: TimerHandle | undefined;
   private releaseExpectation: (() => void) | undefined;
   private readonly cleanups: Array<() => void> = [];
+  /** An answer to read first instead of asking the question (see {@link answerFirst}). */
+  private firstAnswer: { text: string; modality: InputModality } | undefined;
+  /** A line said with the first question (see {@link prefaceWith}). */
+  private preface: string | undefined;
 
   constructor(spec: TaskSpec<T>) {
     const retry = resolveRetry(spec.retry);
@@ -140,6 +149,32 @@ export class TypedTask<T> extends CaptureTask<T> {
     return this.attempts.snapshot();
   }
 
+  /**
+   * Starts the task with this answer instead of its question, read as if the caller had just
+   * given it (a flow taking a correction of an earlier answer: "actually my zip code is
+   * 94110"): taken, read back or refused by the task's own rules. When the task cannot read
+   * it, the question is asked as usual. Call before the task starts.
+   */
+  answerFirst(answer: { text: string; modality: InputModality }): void {
+    if (this.entered) throw new Error('answerFirst() must be called before the task starts');
+    this.firstAnswer = answer;
+  }
+
+  /**
+   * A line said in the same utterance as the question, before it (a flow's "Okay, I've
+   * changed your score to 5."): the caller hears one turn, with no gap to talk into. Call
+   * before the task starts.
+   */
+  prefaceWith(line: string): void {
+    if (this.entered) throw new Error('prefaceWith() must be called before the task starts');
+    this.preface = line;
+  }
+
+  /** How a value of this task is spoken (its capture log form): for flows' acknowledgements. */
+  spoken(value: T): string {
+    return this.spec.display ? this.spec.display(value) : this.readBack.speak(value, false);
+  }
+
   override async onEnter(): Promise<void> {
     this.entered = true;
     const session = this.session;
@@ -168,11 +203,71 @@ export class TypedTask<T> extends CaptureTask<T> {
       entry: (keys) => void this.onEntry(keys),
       silence: () => this.onNoInput(),
       listening: () => !this.finished && !this.done,
+      foreignKey: (digit) => this.onForeignKey(digit),
     });
     this.input.attach(session, () => session.currentAgent === this);
     this.publish();
-    if (this.spec.prompt) session.say(this.spec.prompt);
-    else session.generateReply();
+    const first = this.firstAnswer;
+    if (first) void this.onFirstAnswer(first.text, first.modality);
+    else this.ask();
+  }
+
+  /** Asks the task's question: its prompt, or the model's opening. */
+  private ask(): void {
+    const preface = this.preface;
+    this.preface = undefined;
+    if (this.spec.prompt) this.session.say(joinSpeech(preface ?? '', this.spec.prompt));
+    else {
+      if (preface) this.session.say(preface);
+      this.session.generateReply();
+    }
+  }
+
+  /** An answer the task was started with (see {@link answerFirst}): read like a keyed one. */
+  private async onFirstAnswer(text: string, modality: InputModality): Promise<void> {
+    if (!this.countTurn(modality)) return;
+    this.attempts.newAnswer();
+    let next = await this.answer(text, modality, false);
+    if (this.finished) return;
+    if (next === ASK_MODEL) {
+      this.ask();
+      return;
+    }
+    if (isOffer(next)) next = await this.offer(next.offer, next.approximate);
+    if (typeof next === 'string' && next) this.speak(next);
+    else this.input?.listen();
+  }
+
+  /**
+   * A key the task does not take as input, offered to the call's turn interceptor: what to do
+   * once it has interrupted the task's speech, or undefined to treat it as usual.
+   */
+  private onForeignKey(digit: string): (() => void) | undefined {
+    if (this.finished || digit === this.spec.repeat?.key) return undefined;
+    const action = this.call?.interceptTurn({
+      task: this,
+      text: digit,
+      modality: 'dtmf',
+      answers: false,
+    });
+    if (!action) return undefined;
+    return () => {
+      this.seen.add(addCallerLine(this, `(keypad) ${this.spec.mask ? maskValue(digit) : digit}`));
+      if (!this.countTurn('dtmf')) return;
+      const next = this.act(action);
+      if (next === ASK_MODEL) this.session.generateReply();
+      else if (typeof next === 'string' && next) this.speak(next);
+      else this.input?.listen();
+    };
+  }
+
+  /** Upstream's STT node, with each final transcript's confidence noted on the call. */
+  override async sttNode(
+    audio: Parameters<voice.Agent['sttNode']>[0],
+    modelSettings: voice.ModelSettings,
+  ): Promise<ReadableStream<stt.SpeechEvent | string> | null> {
+    const events = await super.sttNode(audio, modelSettings);
+    return events && this.call ? noteConfidences(events, this.call) : events;
   }
 
   override async llmNode(
@@ -234,12 +329,15 @@ export class TypedTask<T> extends CaptureTask<T> {
     const text = message.textContent ?? '';
     if (this.spec.mask) this.scrub(message, text);
     if (!this.countTurn(this.call?.modalityOf(message) ?? 'text')) return emptyStream();
-    const next =
+    let next =
       this.spec.allowSpeech === false
         ? this.fail('noMatch', KEYPAD_ONLY)
         : await this.answer(text, this.modality);
     if (next === ASK_MODEL) return this.model(chatCtx, toolCtx, modelSettings);
     if (!isOffer(next)) return this.say(next);
+    // A value from words the recogniser was unsure of is read back before it is taken.
+    const min = this.spec.minConfidence ?? DEFAULT_MIN_CONFIDENCE;
+    if (heardUnsure(this.call?.confidenceOf(message), min)) next = { ...next, approximate: true };
     // A secret is never written into the conversation as tool arguments: taken directly.
     if (this.spec.mask) return this.say(await this.offer(next.offer, next.approximate));
     return this.submitCall(next.offer, next.approximate);
@@ -274,17 +372,27 @@ export class TypedTask<T> extends CaptureTask<T> {
     return false;
   }
 
-  /** What an answer (spoken, typed or keyed) means, and what to say next. */
-  private async answer(text: string, modality: InputModality): Promise<Next<T>> {
+  /**
+   * What an answer (spoken, typed or keyed) means, and what to say next. Words are offered to
+   * the call's turn interceptor (a flow's repairs) before the task's own reading decides,
+   * unless `intercept` is false.
+   */
+  private async answer(text: string, modality: InputModality, intercept = true): Promise<Next<T>> {
     const repeat = this.spec.repeat;
     if (modality === 'dtmf' ? text === repeat?.key : repeat?.phrases?.test(text)) {
       return this.spec.prompt ?? '';
     }
-    if (!this.readBack.asking) return this.onReadBackReply(text, modality);
+    if (!this.readBack.asking) return this.onReadBackReply(text, modality, intercept);
+    const parsed = this.read(text, modality);
+    if (intercept && modality !== 'dtmf') {
+      const open = this.spec.expects?.kind === 'freeText';
+      const answers = parsed?.kind === 'match' && !open;
+      const action = this.intercepted(text, modality, answers, open);
+      if (action) return this.act(action);
+    }
     const refused =
       this.spec.detectRefusal === false || modality === 'dtmf' ? undefined : refusal(text);
     if (refused === 'explicit') return this.decline(text);
-    const parsed = this.read(text, modality);
     if (parsed === undefined) return refused === 'soft' ? this.decline(text) : this.unread();
     if (parsed.kind === 'match') {
       countModelCallAvoided(this);
@@ -302,6 +410,39 @@ export class TypedTask<T> extends CaptureTask<T> {
     return this.unread();
   }
 
+  /**
+   * `line`, plus — once per task, when the task also takes keys — that the caller can key
+   * the answer in: after a spoken answer was misheard, the keypad cannot be misheard.
+   */
+  private offerKeypad(line: string): string {
+    if (!this.spec.keypad || this.keypadOffered) return line;
+    this.keypadOffered = true;
+    return joinSpeech(line, KEYPAD_OFFER);
+  }
+
+  /** What the call's turn interceptor makes of the caller's words, if anything. */
+  private intercepted(text: string, modality: InputModality, answers: boolean, open = false) {
+    return this.call?.interceptTurn({ task: this, text, modality, answers, open });
+  }
+
+  /**
+   * Carries out what an interceptor decided: the pending question again (after its preface),
+   * or the end of the task with the outcome it names. Counts no failure.
+   */
+  private act(action: TurnAction): Next<T> {
+    if (action.kind === 'end') {
+      this.finish({
+        status: action.status,
+        attempts: this.failures() + 1,
+        reason: action.reason,
+      });
+      return undefined;
+    }
+    const again = this.readBack.question() ?? this.spec.prompt;
+    if (again === undefined && action.preface === undefined) return ASK_MODEL;
+    return joinSpeech(action.preface ?? '', again ?? '');
+  }
+
   /** An answer no parser read: the model's turn for speech, a no-match otherwise. */
   private unread(): Next<T> {
     if (this.spec.modelFallback === false || this.modality === 'dtmf') return this.fail('noMatch');
@@ -314,16 +455,24 @@ export class TypedTask<T> extends CaptureTask<T> {
   }
 
   /** A reply while a read-back or a "which one?" is pending (see ./confirm.ts). */
-  private onReadBackReply(text: string, modality: InputModality): Next<T> {
+  private onReadBackReply(text: string, modality: InputModality, intercept: boolean): Next<T> {
     const state = this.readBack.state!;
     const parse = this.spec.parse && ((t: string) => this.read(t, modality)!);
     const reply = readBackReply(text, state, { parse, correct: this.spec.correct });
+    // Words that are no reply to the read-back may still be a request for the whole call.
+    if (reply.kind === 'unclear' && intercept && modality !== 'dtmf') {
+      const action = this.intercepted(text, modality, false);
+      if (action) return this.act(action);
+    }
     switch (reply.kind) {
       case 'yes':
       case 'no':
         countModelCallAvoided(this);
         this.onConfirm(reply.kind === 'yes');
-        return this.finished ? undefined : this.readBack.reask();
+        if (this.finished) return undefined;
+        return reply.kind === 'no' && modality === 'speech'
+          ? this.offerKeypad(this.readBack.reask())
+          : this.readBack.reask();
       case 'replace':
       case 'pick':
         countModelCallAvoided(this);

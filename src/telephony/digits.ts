@@ -202,6 +202,8 @@ export function digitsSpec(o: ResolvedDigitsOptions): TaskSpec<string> {
     detectRefusal: false,
     parse: (text, ctx) => readDigits(o, text, ctx.modality === 'dtmf'),
     display: (value) => value,
+    // Read back key by key ("4 1 2 3"), never as a number ("four thousand one hundred…").
+    readBack: (value) => [...value].join(' '),
     expects: {
       kind: 'digits',
       phrases: DIGIT_PHRASES,

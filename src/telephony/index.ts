@@ -1,6 +1,7 @@
 /**
  * Telephony — taskline's IVR kit: inbound DTMF from a LiveKit room, `collectDigits`, `menu`,
- * cold and warm transfer, answering-machine detection and voicemail, ending the call, the
+ * cold and warm transfer, calling out (`callOut`: dial with a typed outcome, who answered),
+ * voicemail after the beep, far-end IVR navigation (`navigateIvr`), ending the call, the
  * per-call capture log, and PII masking for logs. Import it as `taskline/telephony`, or use
  * the `telephony` namespace of `taskline`.
  *
@@ -27,6 +28,72 @@ export {
   MenuTask,
   menu,
 } from './menu.js';
+export {
+  type AnsweredCall,
+  type CallOutOptions,
+  type CallOutOutcome,
+  callOut,
+} from './outbound/call-out.js';
+export {
+  type Dialer,
+  type DialRequest,
+  type DialResult,
+  RecordingDialer,
+  type SipDialClient,
+  SipDialer,
+  type SipDialerOptions,
+} from './outbound/dialer.js';
+export {
+  FarEnd,
+  type FarEndEvents,
+  farEndOf,
+  type SoundHeard,
+  type ToneHeard,
+} from './outbound/far-end.js';
+export { type GreetingKind, type GreetingReading, readGreeting } from './outbound/greeting.js';
+export {
+  type DtmfRoom,
+  dtmfCode,
+  type KeySender,
+  RecordingKeySender,
+  type RoomKeySenderOptions,
+  roomKeySender,
+} from './outbound/key-sender.js';
+export {
+  type IvrAnswer,
+  type IvrGoal,
+  type IvrOutcome,
+  type IvrStep,
+  type NavigateIvrOptions,
+  navigateIvr,
+  type StuckReason,
+  type TextMatcher,
+} from './outbound/navigator.js';
+export {
+  type InputRequest,
+  type MenuChoice,
+  type PromptReading,
+  readPrompt,
+} from './outbound/prompt.js';
+export { promptSimilarity } from './outbound/similarity.js';
+export {
+  type DialFailure,
+  type DialFailureStatus,
+  dialFailureFromError,
+  dialFailureFromSip,
+} from './outbound/sip-status.js';
+export {
+  ToneDetector,
+  type ToneDetectorOptions,
+  type ToneEvent,
+  type ToneWindow,
+} from './outbound/tone.js';
+export {
+  type BeepOptions,
+  leaveVoicemail,
+  type VoicemailOptions,
+  type VoicemailResult,
+} from './outbound/voicemail-drop.js';
 export {
   type BindRoomOptions,
   bindRoom,
@@ -57,7 +124,6 @@ export {
   type AnsweringMachineResult,
   type DetectAnsweringMachineOptions,
   detectAnsweringMachine,
-  leaveVoicemail,
-  type VoicemailOptions,
+  renderTemplate,
 } from './voicemail.js';
 export { WarmTransferer, type WarmTransfererOptions } from './warm-transfer.js';

@@ -160,8 +160,14 @@ export function menuSpec<V>(config: MenuConfig<V>): TaskSpec<Pick<V>> {
     watchdog: config.watchdog,
     llm: config.llm,
     chatCtx: config.chatCtx,
-    // Every key is a whole answer: options may be on any key, '#' and '*' included.
-    keypad: { maxDigits: 1, finishOnKey: '' },
+    // Every key is a whole answer: options may be on any key, '#' and '*' included. The
+    // menu's own keys are its options, repeat and back keys; another key may be a flow-wide
+    // request (0 for a person) before it is "not an option".
+    keypad: {
+      maxDigits: 1,
+      finishOnKey: '',
+      ownKeys: [...keys, config.repeatKey ?? '', config.backKey ?? ''].join(''),
+    },
     repeat: { key: config.repeatKey, phrases: REPEAT },
     allowSpeech: config.allowSpeech,
     modelFallback: config.modelFallback,

@@ -3,6 +3,7 @@ import { DisconnectReason, ParticipantKind, RoomEvent } from '@livekit/rtc-node'
 import { callOf } from '../core/call.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
+import { linkedParticipantIdentity } from '../upstream/internals.js';
 import { dtmfFromEvent } from './keys.js';
 import { logCall } from './log.js';
 
@@ -85,7 +86,7 @@ export function bindRoom(
   const initial =
     options.callerIdentity ??
     call.callerIdentity ??
-    linkedIdentity(session) ??
+    linkedParticipantIdentity(session) ??
     [...room.remoteParticipants.values()].find(isCallerKind)?.identity;
   if (initial !== undefined) call.setCaller(initial);
 
@@ -110,7 +111,11 @@ export function bindRoom(
     call.pushDtmf(key, participant.identity);
   };
   const onDisconnected: ParticipantListener = (participant) => {
-    if (participant.identity === call.callerIdentity) call.hangup('caller hung up');
+    // A callee leaving while the bot still dials them rejected or missed the call: the dial's
+    // result (busy, no answer) says so, not a hang-up.
+    if (participant.identity === call.callerIdentity && !call.isDialing) {
+      call.hangup('caller hung up');
+    }
   };
   const onAttributes: AttributesListener = (changed, participant) => {
     // LiveKit SIP reports the hang-up on the caller's attributes, sometimes before the
@@ -193,12 +198,4 @@ export function waitForCaller<P extends ParticipantLike>(
 
 function isKnownCallerKind(p: ParticipantLike): boolean {
   return p.kind !== undefined && CALLER_KINDS.has(p.kind);
-}
-
-function linkedIdentity(session: voice.AgentSession): string | undefined {
-  try {
-    return session._roomIO?.linkedParticipant?.identity;
-  } catch {
-    return undefined;
-  }
 }

@@ -1,7 +1,7 @@
 import type { SipClient, TransferSipParticipantOptions } from 'livekit-server-sdk';
 import { TasklineError } from '../core/errors.js';
-import { loadOptional } from '../core/optional.js';
 import { ringingSeconds, sipTarget } from './sip-address.js';
+import { connectSipClient } from './sip-client.js';
 import type { Transferer, TransferRequest, TransferResult } from './transfer.js';
 
 /** The one SipClient method a cold transfer uses (a fake in tests). */
@@ -103,23 +103,7 @@ export class ColdSipTransferer implements Transferer {
       this.client = await this.options.createClient();
       return this.client;
     }
-    const url = this.options.url ?? process.env.LIVEKIT_URL;
-    if (!url) {
-      throw new TasklineError(
-        'invalid_state',
-        'Cold SIP transfer needs a LiveKit URL: set LIVEKIT_URL or pass { url }.',
-      );
-    }
-    const { SipClient } = await loadOptional(
-      () => import('livekit-server-sdk'),
-      'livekit-server-sdk',
-      'cold SIP transfers (ColdSipTransferer)',
-    );
-    this.client = new SipClient(
-      url,
-      this.options.apiKey ?? process.env.LIVEKIT_API_KEY,
-      this.options.apiSecret ?? process.env.LIVEKIT_API_SECRET,
-    );
+    this.client = await connectSipClient(this.options, 'Cold SIP transfer');
     return this.client;
   }
 }

@@ -2,7 +2,6 @@ import { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
-import type { Outcome } from '../outcome.js';
 import { logCall } from './log.js';
 
 /** Who picked up an outbound call. */
@@ -71,6 +70,8 @@ export async function detectAnsweringMachine(
   if (call.hungUp) return unknown('hangup');
   const detector = options.detector ?? new voice.AMD(session, options.amd);
   const timeoutMs = options.timeoutMs ?? 30_000;
+  // Detection listens to whoever answered: the call waits on the far end meanwhile.
+  const release = call.waitForCaller();
   let timer: TimerHandle | undefined;
   let offHangup: (() => void) | undefined;
   const stop = new Promise<AnsweringMachineResult>((resolve) => {
@@ -92,20 +93,11 @@ export async function detectAnsweringMachine(
     });
     return result;
   } finally {
+    release();
     timer?.cancel();
     offHangup?.();
     if (!options.detector) await detector.aclose?.().catch(() => undefined);
   }
-}
-
-/** Options for {@link leaveVoicemail}. */
-export interface VoicemailOptions {
-  /** Quiet time after the greeting and beep before speaking (default 1,000 ms). */
-  quietMs?: number;
-  /** Longest wait for the greeting to end; the message is left anyway after it (default 30,000 ms). */
-  maxWaitMs?: number;
-  /** Hang up once the message has played (default true). */
-  endCall?: boolean;
 }
 
 /** Fills `{name}` placeholders; a missing variable is a TasklineError, not a silent gap. */
@@ -123,70 +115,4 @@ export function renderTemplate(
     }
     return String(v);
   });
-}
-
-/**
- * Leaves a message on an answering machine: waits until the greeting (and its beep) has
- * ended — the callee stops speaking and `quietMs` pass on the call's clock — then speaks
- * the rendered template once, uninterruptible, and hangs up. Resolves `ok` with the message,
- * `hangup` if the line dropped first.
- *
- * @example
- * if ((await detectAnsweringMachine(session)).answeredBy === 'machine')
- *   await leaveVoicemail(session, 'Hi {name}, this is Taskline Bank. Please call us back.', { name });
- */
-export async function leaveVoicemail(
-  session: voice.AgentSession,
-  template: string,
-  vars: Readonly<Record<string, string | number>> = {},
-  options: VoicemailOptions = {},
-): Promise<Outcome<string>> {
-  const message = renderTemplate(template, vars);
-  const call = callOf(session);
-  const quietMs = options.quietMs ?? 1_000;
-  const maxWaitMs = options.maxWaitMs ?? 30_000;
-  const ended = await new Promise<'quiet' | 'hangup'>((resolve) => {
-    if (call.hungUp) {
-      resolve('hangup');
-      return;
-    }
-    const release = call.waitForCaller();
-    let quiet: TimerHandle | undefined;
-    const armQuiet = () => {
-      quiet?.cancel();
-      quiet = call.clock.setTimer(quietMs, () => done('quiet'));
-    };
-    const onState = (ev: voice.UserStateChangedEvent) => {
-      if (ev.newState === 'speaking') quiet?.cancel();
-      else if (ev.oldState === 'speaking') armQuiet();
-    };
-    const cap = call.clock.setTimer(maxWaitMs, () => done('quiet'));
-    const offHangup = call.on('hangup', () => done('hangup'));
-    session.on(voice.AgentSessionEventTypes.UserStateChanged, onState);
-    function done(how: 'quiet' | 'hangup') {
-      quiet?.cancel();
-      cap.cancel();
-      offHangup();
-      session.off(voice.AgentSessionEventTypes.UserStateChanged, onState);
-      release();
-      resolve(how);
-    }
-    if (session.userState !== 'speaking') armQuiet();
-  });
-  if (ended === 'hangup') {
-    return { status: 'hangup', attempts: 1, reason: call.hungUp?.reason ?? 'line dropped' };
-  }
-  try {
-    await session.say(message, { allowInterruptions: false }).waitForPlayout();
-  } catch (error) {
-    if (call.hungUp) return { status: 'hangup', attempts: 1, reason: call.hungUp.reason };
-    return {
-      status: 'cancelled',
-      attempts: 1,
-      reason: error instanceof Error ? error.message : String(error),
-    };
-  }
-  logCall(call, 'info', 'voicemail left', { message });
-  if (options.endCall !== false) session.shutdown();
-  return { status: 'ok', value: message, attempts: 1 };
 }

@@ -7,6 +7,7 @@
  */
 
 export * from './expect.js';
+export * from './linked-call.js';
 export * from './openai-server.js';
 export {
   DEBIAN_EN_US_MODEL,

@@ -71,7 +71,7 @@ export interface OpenAIChatRequest {
 }
 
 /** An error answer: HTTP status and OpenAI's error `type`, `code` and `param`. */
-export class HttpError extends Error {
+export class OpenAIHttpError extends Error {
   constructor(
     readonly status: number,
     readonly type: string,
@@ -92,7 +92,12 @@ export function readBody(req: IncomingMessage): Promise<string> {
       size += chunk.length;
       if (size > MAX_BODY_BYTES) {
         reject(
-          new HttpError(413, 'invalid_request_error', 'body_too_large', 'Request body too large.'),
+          new OpenAIHttpError(
+            413,
+            'invalid_request_error',
+            'body_too_large',
+            'Request body too large.',
+          ),
         );
         req.destroy();
         return;
@@ -104,8 +109,8 @@ export function readBody(req: IncomingMessage): Promise<string> {
   });
 }
 
-function invalid(message: string, param: string | null = null): HttpError {
-  return new HttpError(400, 'invalid_request_error', 'invalid_request', message, param);
+function invalid(message: string, param: string | null = null): OpenAIHttpError {
+  return new OpenAIHttpError(400, 'invalid_request_error', 'invalid_request', message, param);
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -118,14 +123,14 @@ function optionalString(value: unknown, param: string): string | undefined {
   return value;
 }
 
-/** Parses and minimally validates a chat-completions body; throws a 400 HttpError. */
+/** Parses and minimally validates a chat-completions body; throws a 400 OpenAIHttpError. */
 export function parseChatRequest(text: string): OpenAIChatRequest {
   let body: unknown;
   try {
     body = JSON.parse(text);
   } catch (err) {
     const detail = err instanceof Error ? err.message : String(err);
-    throw new HttpError(
+    throw new OpenAIHttpError(
       400,
       'invalid_request_error',
       'invalid_json',

@@ -11,8 +11,8 @@ import type { TasklineErrorCode } from '../core/errors.js';
 import { isTasklineError } from '../core/errors.js';
 import {
   checkToolHistory,
-  HttpError,
   type OpenAIChatRequest,
+  OpenAIHttpError,
   parseChatRequest,
   readBody,
 } from './openai-request.js';
@@ -128,7 +128,7 @@ export async function startFakeOpenAI(
   const responder = toResponder(script);
   const ids = { completion: 0, toolCall: 0 };
 
-  const fail = (res: ServerResponse, err: HttpError, index?: number): void => {
+  const fail = (res: ServerResponse, err: OpenAIHttpError, index?: number): void => {
     failures.push({ status: err.status, code: err.code, message: err.message, index });
     sendJson(res, err.status, {
       error: { message: err.message, type: err.type, param: err.param, code: err.code },
@@ -140,7 +140,7 @@ export async function startFakeOpenAI(
     if (options.apiKey !== undefined && req.headers.authorization !== `Bearer ${options.apiKey}`) {
       return fail(
         res,
-        new HttpError(
+        new OpenAIHttpError(
           401,
           'invalid_request_error',
           'invalid_api_key',
@@ -160,7 +160,7 @@ export async function startFakeOpenAI(
     if (path !== CHAT_PATH) {
       return fail(
         res,
-        new HttpError(
+        new OpenAIHttpError(
           404,
           'invalid_request_error',
           'unknown_url',
@@ -172,7 +172,7 @@ export async function startFakeOpenAI(
     if (req.method !== 'POST') {
       return fail(
         res,
-        new HttpError(
+        new OpenAIHttpError(
           405,
           'invalid_request_error',
           'method_not_allowed',
@@ -185,7 +185,7 @@ export async function startFakeOpenAI(
       request = parseChatRequest(await readBody(req));
       if (options.strictToolHistory) checkToolHistory(request.messages);
     } catch (err) {
-      if (err instanceof HttpError) return fail(res, err);
+      if (err instanceof OpenAIHttpError) return fail(res, err);
       throw err;
     }
     const index = requests.length;
@@ -195,10 +195,10 @@ export async function startFakeOpenAI(
     try {
       reply = await responder(request, index);
     } catch (err) {
-      if (err instanceof HttpError) return fail(res, err, index);
+      if (err instanceof OpenAIHttpError) return fail(res, err, index);
       const code = isTasklineError(err) ? err.code : 'responder_error';
       const message = err instanceof Error ? err.message : String(err);
-      return fail(res, new HttpError(500, 'server_error', code, message), index);
+      return fail(res, new OpenAIHttpError(500, 'server_error', code, message), index);
     }
     if (res.destroyed) return;
     const fault = reply.fault;
@@ -253,7 +253,7 @@ export async function startFakeOpenAI(
         failures.push({ status: 500, code: 'internal_error', message });
         return;
       }
-      fail(res, new HttpError(500, 'server_error', 'internal_error', message));
+      fail(res, new OpenAIHttpError(500, 'server_error', 'internal_error', message));
     });
   });
 
@@ -291,7 +291,7 @@ function toResponder(script: OpenAIReply[] | OpenAIResponder): OpenAIResponder {
   return (_request, index) => {
     const reply = replies[index];
     if (reply === undefined) {
-      throw new HttpError(
+      throw new OpenAIHttpError(
         500,
         'server_error',
         SCRIPT_EXHAUSTED,

@@ -1,4 +1,6 @@
 import { APIError, DEFAULT_API_CONNECT_OPTIONS, llm, type voice } from '@livekit/agents';
+import { callOf } from '../core/call.js';
+import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
@@ -20,6 +22,11 @@ export interface ScriptStep {
    * which plays the next step of the script).
    */
   fail?: string | ScriptedFailure;
+  /**
+   * The model takes this long (ms, on the call's clock) before it answers: a sub-agent's
+   * research that is not instant, so what happens meanwhile in the call can be tested.
+   */
+  afterMs?: number;
 }
 
 /** A scripted model failure (see {@link ScriptStep.fail}). */
@@ -71,6 +78,12 @@ export interface ScriptedLLMOptions {
    * undefined to leave it unscripted (recorded, and reported by `assertComplete`).
    */
   respond?: (request: ScriptedRequest) => ScriptStep | undefined;
+  /**
+   * The clock `afterMs` waits on. Default: the bound session's call clock (a virtual one in
+   * the simulated caller), else the wall clock. A model no session is bound to (a headless
+   * sub-agent's) can be given its manager's: `clock: () => manager.clock`.
+   */
+  clock?: Clock | (() => Clock);
 }
 
 interface ScriptQueue {
@@ -93,6 +106,7 @@ interface ScriptQueue {
 export class ScriptedLLM extends llm.LLM {
   private readonly queues: ScriptQueue[] = [];
   private readonly respondFn: ScriptedLLMOptions['respond'];
+  private readonly clockOption: ScriptedLLMOptions['clock'];
   private session: voice.AgentSession | undefined;
   private callCounter = 0;
   /** Every request received, in order. */
@@ -106,6 +120,14 @@ export class ScriptedLLM extends llm.LLM {
     ensureLogger();
     installRunResultWorkaround();
     this.respondFn = options.respond;
+    this.clockOption = options.clock;
+  }
+
+  /** @internal the clock a step's `afterMs` waits on. */
+  _clock(): Clock {
+    const given = this.clockOption;
+    if (given) return typeof given === 'function' ? given() : given;
+    return this.session ? callOf(this.session).clock : systemClock;
   }
 
   override label(): string {
@@ -252,6 +274,9 @@ class ScriptedStream extends llm.LLMStream {
       new APIError(`scripted failure: ${failure?.message}`, {
         retryable: failure?.retryable ?? false,
       });
+    if (step.afterMs !== undefined && step.afterMs > 0) {
+      await this.scripted._clock().sleep(step.afterMs, this.abortController.signal);
+    }
     if (failure && !failure.afterOutput) throw fail();
     if (step.say) {
       this.queue.put({ id: 'scripted', delta: { role: 'assistant', content: step.say } });

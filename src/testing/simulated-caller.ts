@@ -1,25 +1,34 @@
 import { type llm as lkllm, voice } from '@livekit/agents';
-import type { CallerAction } from '../app/module.js';
+import { type CallerAction, type CallerTurn, toCallerTurn } from '../app/module.js';
 import { attachCall, type CallContext } from '../core/call.js';
+import { durationMs } from '../core/duration.js';
 import { TasklineError } from '../core/errors.js';
 import { ensureLogger } from '../core/log.js';
+import { farEndOf } from '../telephony/outbound/far-end.js';
+import { isSessionClosing } from '../upstream/internals.js';
+import { agentListening, runningOnEnter } from './listening.js';
 import { ScriptedLLM } from './scripted-llm.js';
 import { installRunResultWorkaround } from './upstream-workarounds.js';
 import { flushAsync, VirtualClock } from './virtual-clock.js';
 
-export type { CallerAction };
+export type { CallerAction, CallerTurn };
 
-const IDLE_STATES = new Set<voice.AgentState>(['listening', 'idle']);
+/**
+ * How long a caller who pressed keys waits for the agent before the next turn (virtual):
+ * more than any inter-digit timeout, so an unfinished entry ends as it would on a phone.
+ */
+export const KEYS_REPLY_WAIT_MS = 10_000;
 
 /** One line of a simulated call, as a person reading the call log would see it. */
 export interface TranscriptLine {
   role: 'agent' | 'caller';
   text: string;
   /**
-   * How the line arrived: speech (or typed text), keypad, silence, or the end of the call
-   * (`hangup`: the caller's "(hangs up)" or the bot's "(ends the call)").
+   * How the line arrived: speech (or typed text), keypad, silence, a tone (a voicemail's
+   * beep), or the end of the call (`hangup`: the caller's "(hangs up)" or the bot's "(ends
+   * the call)").
    */
-  via: 'speech' | 'dtmf' | 'silence' | 'hangup';
+  via: 'speech' | 'dtmf' | 'silence' | 'tone' | 'hangup';
   /** Clock time of the line. */
   at: number;
   /**
@@ -222,6 +231,25 @@ export class SimulatedCaller {
     }
   }
 
+  /**
+   * The caller waits for the agent to react, as a phone caller does after pressing keys:
+   * when the agent has said nothing since `since` (a transcript length; default: now), time
+   * passes on the virtual clock, timer by timer, until it does — an unfinished key entry
+   * ends with its inter-digit timeout — but never past `withinMs`. Resolves true when the
+   * agent said something. Nothing is added to the transcript.
+   */
+  async waitForReply(withinMs: number, since = this.transcript.length): Promise<boolean> {
+    const answered = () =>
+      this.transcript.slice(since).some((l) => l.role === 'agent') || this.closed;
+    const deadline = this.clock.now() + withinMs;
+    while (!answered()) {
+      const next = this.clock.nextTimerAt();
+      if (next === undefined || next > deadline) break;
+      await this.clock.advance(Math.max(0, next - this.clock.now()), () => this.settle());
+    }
+    return answered();
+  }
+
   /** The caller stays silent for `ms` of virtual time; timers that fall due fire. */
   async silence(ms: number): Promise<void> {
     this.assertOpen('silence');
@@ -232,6 +260,23 @@ export class SimulatedCaller {
       at: this.clock.now(),
     });
     await this.clock.advance(ms, () => this.settle());
+  }
+
+  /**
+   * The far end plays a steady tone (a voicemail's beep) for `durationMs` of virtual time;
+   * the bot hears it when it ends, as a room's audio would report it.
+   */
+  async tone(hz: number, durationMs: number): Promise<void> {
+    this.assertOpen('tone');
+    this.record({
+      role: 'caller',
+      text: `(tone ${hz} Hz, ${durationMs} ms)`,
+      via: 'tone',
+      at: this.clock.now(),
+    });
+    await this.clock.advance(durationMs, () => this.settle());
+    farEndOf(this.session).heardTone({ hz, durationMs });
+    await this.settle();
   }
 
   /** The caller hangs up; resolves when the session has closed. */
@@ -247,19 +292,36 @@ export class SimulatedCaller {
     await this.guard(this.closedPromise, 'the session to close after the hang-up');
   }
 
-  /** Plays a list of actions in order. */
-  async play(actions: readonly CallerAction[]): Promise<void> {
-    for (const action of actions) {
-      if ('say' in action) await this.say(action.say);
-      else if ('bargeIn' in action) await this.bargeIn(action.bargeIn);
-      else if ('dtmf' in action) await this.dtmf(action.dtmf, action);
-      else if ('silence' in action) await this.silence(action.silence);
-      else if ('hangup' in action) await this.hangup();
-      else
-        throw new TasklineError(
-          'invalid_argument',
-          `Unknown caller action ${JSON.stringify(action)}`,
-        );
+  /**
+   * Plays caller turns in order (the scenario-file form; earlier `{ dtmf }` / `{ bargeIn }`
+   * actions are read too). See {@link playTurn}.
+   */
+  async play(turns: readonly (CallerTurn | CallerAction)[]): Promise<void> {
+    for (const turn of turns) await this.playTurn(turn);
+  }
+
+  /**
+   * Plays one caller turn. A `keys` turn is one keypad entry: the keys are pressed, then
+   * the caller waits for the agent as a phone caller does (see {@link waitForReply}), so an
+   * entry the agent still collects ends with its inter-digit timeout instead of running
+   * into the next turn's keys. `after` (audio mode: into the agent's prompt) is ignored.
+   */
+  async playTurn(entry: CallerTurn | CallerAction): Promise<void> {
+    const turn = toCallerTurn(entry);
+    if (turn === 'hangup' || 'hangup' in turn) await this.hangup();
+    else if ('say' in turn) await this.say(turn.say);
+    else if ('barge_in' in turn) await this.bargeIn(turn.barge_in);
+    else if ('keys' in turn) {
+      const since = this.transcript.length;
+      await this.dtmf(turn.keys, {
+        ...(turn.gap !== undefined ? { gapMs: durationMs(turn.gap) } : {}),
+        ...(turn.mask !== undefined ? { mask: turn.mask } : {}),
+      });
+      if (!this.closed) await this.waitForReply(KEYS_REPLY_WAIT_MS, since);
+    } else if ('silence' in turn) await this.silence(durationMs(turn.silence));
+    else if ('tone' in turn) await this.tone(turn.tone.hz, turn.tone.ms);
+    else {
+      throw new TasklineError('invalid_argument', `Unknown caller turn ${JSON.stringify(entry)}`);
     }
   }
 
@@ -269,13 +331,13 @@ export class SimulatedCaller {
    */
   async settle(): Promise<void> {
     for (let round = 0; round < this.maxSettleRounds; round++) {
-      if (this.closed || this.session._closing) return;
+      if (this.closed || isSessionClosing(this.session)) return;
       const before = this.activity;
       await flushAsync(2);
       try {
         await this.guard(this.idleOrWaitingForCaller(), 'the agent to finish its turn');
       } catch (error) {
-        if (this.closed || this.session._closing) return;
+        if (this.closed || isSessionClosing(this.session)) return;
         // An activity closed under us (a task finished, a handoff): look again.
         if (error instanceof Error && error.name === 'AbortError') continue;
         throw error;
@@ -292,19 +354,23 @@ export class SimulatedCaller {
   }
 
   /**
-   * Resolves when the agent is listening (its turn is over) or is blocked on the caller.
-   * Event-driven on purpose: upstream `waitForIdle()` leaves an abort listener on the
+   * Resolves when the agent is listening (see {@link agentListening}: its turn is over, or
+   * it is blocked on the caller). Event-driven on purpose: upstream `waitForIdle()` leaves an abort listener on the
    * activity per call, which leaks over a long simulated call.
    */
   private idleOrWaitingForCaller(): Promise<void> {
-    const idle = () =>
-      this.call.isWaitingForCaller ||
-      this.closed ||
-      (!this.call.isBusy && IDLE_STATES.has(this.session.agentState));
+    const idle = () => this.closed || agentListening(this.session, this.call);
     if (idle()) return Promise.resolve();
     return new Promise<void>((resolve) => {
+      let done = false;
       const check = () => {
-        if (!idle()) return;
+        if (done) return;
+        if (!idle()) {
+          // An onEnter still at work ends without an event of its own: look again then.
+          runningOnEnter(this.session)?.result.then(check, check);
+          return;
+        }
+        done = true;
         offWaiting();
         offBusy();
         this.session.off(voice.AgentSessionEventTypes.AgentStateChanged, check);
@@ -315,6 +381,7 @@ export class SimulatedCaller {
       const offBusy = this.call.on('busy', check);
       this.session.on(voice.AgentSessionEventTypes.AgentStateChanged, check);
       this.session.on(voice.AgentSessionEventTypes.Close, check);
+      check();
     });
   }
 

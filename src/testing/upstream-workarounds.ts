@@ -1,4 +1,4 @@
-import { voice } from '@livekit/agents';
+import { type RunResultWatchHandle, wrapRunResultWatch } from '../upstream/internals.js';
 
 /**
  * Workaround for livekit/agents-js#2354 (@livekit/agents 1.9.0): the async-tool executor
@@ -12,8 +12,6 @@ import { voice } from '@livekit/agents';
  * import side effects). tests/upstream/async_tools.test.ts pins the bug; delete this file
  * when it fails there.
  */
-type WatchHandle = Parameters<voice.testing.RunResult['_watchHandle']>[0];
-
 interface PromiseHandle {
   readonly done: boolean;
   addDoneCallback(cb: () => void): void;
@@ -62,22 +60,7 @@ const marker = Symbol.for('taskline.workaround.2354');
 
 /** Installs the workaround on upstream's RunResult (idempotent, process-wide). */
 export function installRunResultWorkaround(): void {
-  const proto = voice.testing.RunResult.prototype;
-  const patched = proto as unknown as Record<symbol, boolean>;
-  if (patched[marker]) return;
-  patched[marker] = true;
-  const watch = proto._watchHandle;
-  const unwatch = proto._unwatchHandle;
-  proto._watchHandle = function (this: voice.testing.RunResult, handle: WatchHandle) {
-    return watch.call(
-      this,
-      isBareThenable(handle) ? (adapt(handle) as unknown as WatchHandle) : handle,
-    );
-  };
-  proto._unwatchHandle = function (this: voice.testing.RunResult, handle: WatchHandle) {
-    return unwatch.call(
-      this,
-      isBareThenable(handle) ? (adapt(handle) as unknown as WatchHandle) : handle,
-    );
-  };
+  wrapRunResultWatch(marker, (handle) =>
+    isBareThenable(handle) ? (adapt(handle) as unknown as RunResultWatchHandle) : handle,
+  );
 }

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CallReporter } from '../../src/app/call-reporter.js';
 import { isTasklineError } from '../../src/core/errors.js';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { createDelegationsApi, type DelegationsApi } from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { createDelegationsApi, type DelegationsApi } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 
 const KEY = 'voice-bot-key-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'taskline-reporter-'));

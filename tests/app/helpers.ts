@@ -26,8 +26,10 @@ export function textCalls(model: ScriptedLLM, identity = ALICE.identity) {
     clock,
     createSession: (ctx) => {
       const session = new voice.AgentSession({ llm: model });
-      // The call id roomAgent gives a call (the job's), so ids and keys are the entry's own.
-      callers.push(new SimulatedCaller(session, { clock, identity, callId: ctx.job.id }));
+      // The call id roomAgent gives a call (its room's sid), so ids and keys are the entry's own.
+      callers.push(
+        new SimulatedCaller(session, { clock, identity, callId: ctx.job.room?.sid || ctx.job.id }),
+      );
       model.bind(session);
       return session;
     },

@@ -15,7 +15,12 @@ import callbackRoom, * as callbackEntry from '../../examples/callback/room.js';
 import * as bankEntry from '../../examples/ivr-bank/room.js';
 import * as surveyEntry from '../../examples/survey/room.js';
 import type { CallModule, CallSetup } from '../../src/app/module.js';
-import { type RoomAgentOptions, roomAgent, roomServerOptions } from '../../src/app/room.js';
+import {
+  phoneLineOptions,
+  type RoomAgentOptions,
+  roomAgent,
+  roomServerOptions,
+} from '../../src/app/room.js';
 import { callOf } from '../../src/core/call.js';
 import { RecordingTransferer } from '../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
@@ -123,6 +128,44 @@ describe('roomAgent: the call a module is handed', () => {
     await text.caller.settle();
     expect(model.requests.map((r) => r.lastUserText)).toEqual(['hello there']);
     expect(text.caller.agentLines).toEqual([CALLBACK_GREETING, 'You said: hello there']);
+  });
+});
+
+describe('roomAgent: a phone line', () => {
+  it.each([
+    ['a SIP (phone) caller: no echo warm-up, so an answer over the greeting is heard', ALICE, null],
+    [
+      "a browser caller: upstream's 3 s echo warm-up",
+      { identity: 'web_bob', kind: ParticipantKind.STANDARD },
+      3000,
+    ],
+  ])('the default session for %s', async (_who, participant, warmup) => {
+    const saved = process.env.OPENAI_API_KEY;
+    process.env.OPENAI_API_KEY = 'sk-not-used'; // the plugins are built, never called
+    try {
+      const seen: Array<number | null | undefined> = [];
+      const module: CallModule = {
+        ...callback,
+        createCall: (setup) => {
+          seen.push(setup?.session.sessionOptions.aecWarmupDuration);
+          throw new Error('stop before the call starts');
+        },
+      };
+      const name = freshRoom();
+      sim.rooms.join(name, participant);
+      const job = await runJob(sim, roomAgent(module), name, { prewarm: true });
+      await expect(job.entry).rejects.toThrow('stop before the call starts');
+      await job.ended;
+      expect(seen).toEqual([warmup]);
+    } finally {
+      if (saved === undefined) delete process.env.OPENAI_API_KEY;
+      else process.env.OPENAI_API_KEY = saved;
+    }
+  });
+
+  it('phoneLineOptions gives a custom session the same', () => {
+    expect(phoneLineOptions(ALICE)).toEqual({ aecWarmupDuration: null });
+    expect(phoneLineOptions({ kind: ParticipantKind.STANDARD })).toEqual({});
   });
 });
 

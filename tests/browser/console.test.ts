@@ -11,9 +11,12 @@ import { type Browser, chromium, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { surveyFlow } from '../../examples/survey/index.js';
 import { CallReporter, reportCalls } from '../../src/app/call-reporter.js';
-import { type DelegationsServer, startDelegationsServer } from '../../src/cli/delegations.js';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { findConsoleAssets } from '../../src/delegation/api/console.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { findConsoleAssets } from '../../src/service/api/console.js';
+import {
+  type DelegationsServer,
+  startDelegationsServer,
+} from '../../src/service/cli/delegations.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';
 

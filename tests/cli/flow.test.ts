@@ -32,6 +32,8 @@ function taskline(
 }
 
 const SURVEY = 'examples/survey/survey.flow.yaml';
+/** The survey's registry: its repair transfer (`repair.human.escalate`). */
+const SURVEY_REGISTRY = ['--registry', 'examples/survey/registry.ts'];
 
 const bad = scratch.write(
   'bad.flow.yaml',
@@ -76,7 +78,7 @@ export const registry = {
 
 describe('taskline flow', { timeout: 120_000 }, () => {
   it('check: a valid document is ok', async () => {
-    const r = await taskline(['flow', 'check', SURVEY]);
+    const r = await taskline(['flow', 'check', SURVEY, ...SURVEY_REGISTRY]);
     expect(r.stderr).toBe('');
     expect(r.stdout).toBe(`${SURVEY}: ok (flow "survey" version 1, 6 steps)\n`);
     expect(r.code).toBe(0);
@@ -124,7 +126,7 @@ describe('taskline flow', { timeout: 120_000 }, () => {
   });
 
   it('draw: prints the survey as Mermaid', async () => {
-    const r = await taskline(['flow', 'draw', SURVEY]);
+    const r = await taskline(['flow', 'draw', SURVEY, ...SURVEY_REGISTRY]);
     expect(r.code).toBe(0);
     expect(r.stdout).toContain('  score -->|0-6| reason\n');
   });

@@ -77,6 +77,55 @@ describe('taskline run', () => {
     expect(result).toBeUndefined();
   });
 
+  it('plays a scenario file as the script: one caller format for run and test', async () => {
+    const out = capture();
+    const warnings: string[] = [];
+    const result = await runCall(await loadCallModule('examples/ivr-bank'), {
+      ...out,
+      script: 'examples/ivr-bank/balance.scenario.yaml',
+      scripted: true,
+      warn: (line) => warnings.push(line),
+    });
+    expect(out.lines).toContain('caller: [keys ****]');
+    expect(out.lines).toContain(
+      'agent: Your balance is $1,234.56. Thank you for calling. Goodbye.',
+    );
+    expect(result).toMatchObject({ outcome: 'balance_read' });
+    expect(warnings).toEqual([]);
+    const turns = tempFile(
+      'turns.yaml',
+      '- say: how much money is in my account?\n- keys: "4321"\n  gap: 300ms\n',
+    );
+    expect(readScript(turns).turns).toEqual([
+      { say: 'how much money is in my account?' },
+      { keys: '4321', gap: '300ms' },
+    ]);
+  });
+
+  it('still plays the earlier action list, with a deprecation notice naming the new form', async () => {
+    const script = tempFile(
+      'old.json',
+      JSON.stringify([{ say: 'how much money is in my account?' }, { dtmf: '4321', gapMs: 300 }]),
+    );
+    const read = readScript(script);
+    expect(read.turns).toEqual([
+      { say: 'how much money is in my account?' },
+      { keys: '4321', gap: 300 },
+    ]);
+    expect(read.deprecation).toMatch(/earlier action format .* \{"keys": "123#", "gap": 250\}/);
+    const warnings: string[] = [];
+    await runCall(await loadCallModule('examples/ivr-bank'), {
+      ...capture(),
+      script,
+      scripted: true,
+      warn: (line) => warnings.push(line),
+    });
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/^taskline run: deprecated: /);
+    const bad = tempFile('bad.json', JSON.stringify([{ say: 'hi' }, { keys: '12x' }]));
+    expect(() => readScript(bad)).toThrow(/turn 2 .*keys are DTMF: 0-9 \* # A-D/);
+  });
+
   it('takes typed lines, key presses and /hangup in interactive mode', async () => {
     const input = new PassThrough();
     const out = capture();
@@ -97,13 +146,13 @@ describe('taskline run', () => {
   it('explains a bad script and a bad module', async () => {
     const bad = tempFile('bad.json', JSON.stringify([{ say: 'hi' }, { shout: 'hi' }]));
     expect(() => readScript(bad)).toThrow(
-      /bad\.json, action 2 \(\{"shout":"hi"\}\): needs exactly one of say, bargeIn, dtmf, silence, hangup\. The script must be a JSON array/,
+      /bad\.json, turn 2 \(\{"shout":"hi"\}\): a turn is one of: say: "…", keys: "123#", silence: 8s, barge_in: "…", hangup\. The script must be a scenario file/,
     );
     expect(() => readScript(tempFile('keys.json', '[{"dtmf":"12x"}]'))).toThrow(
       /action 1 .*dtmf takes keys 0-9 \* # A-D/,
     );
-    expect(() => readScript(tempFile('text.json', '[{"say": ""}]'))).toThrow(/non-empty string/);
-    expect(() => readScript(tempFile('broken.json', '[{"say": '))).toThrow(/is not JSON/);
+    expect(() => readScript(tempFile('text.json', '[{"say": ""}]'))).toThrow(/turn 1 .*say:/);
+    expect(() => readScript(tempFile('broken.json', '[{"say": '))).toThrow(/is not YAML or JSON/);
     expect(() => readScript(join(tmpdir(), 'taskline-no-such-script.json'))).toThrow(
       /taskline-no-such-script\.json does not exist/,
     );
@@ -121,7 +170,7 @@ describe('taskline run', () => {
       runCall(await loadCallModule('examples/ivr-bank'), { ...out, script: bad, scripted: true }),
     );
     expect(error.code).toBe('invalid_argument');
-    expect(error.message).toMatch(/action 2 .*silence takes a number of milliseconds/);
+    expect(error.message).toMatch(/turn 2 .*silence: Too small/);
     expect(out.lines).toEqual([]);
   });
 
@@ -191,7 +240,7 @@ describe('taskline run', () => {
     );
     const demo = await failure(runCall(production as CallModule, out));
     expect(demo.message).toMatch(
-      /^production has no demo script: pass --script call\.json or --interactive/,
+      /^production has no demo script: pass --script call\.scenario\.yaml or --interactive/,
     );
     expect(out.lines).toEqual([]);
   });
@@ -253,7 +302,7 @@ describe('call modules', () => {
     expect(demo.createScriptedModel?.()).toBeInstanceOf(ScriptedLLM);
     expect(demo.demoScript).toEqual([
       { say: 'how much money is in my account?' },
-      { dtmf: '4321' },
+      { keys: '4321' },
     ]);
   });
 

@@ -78,6 +78,16 @@ describe('taskline test', () => {
     const r = await taskline(['test', good]);
     expect(r.code).toBe(0);
     expect(r.stdout.trimEnd().split('\n').at(-1)).toBe('scenarios: 1 passed, 0 failed, 0 skipped');
+    expect(r.stdout).not.toContain('transcript:');
+  });
+
+  it('prints the transcript of a passing scenario with --transcript', async () => {
+    const r = await taskline(['test', good, '--transcript']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('      transcript:\n        agent: Welcome to Taskline Bank.');
+    expect(r.stdout).toContain(
+      '        caller: [keys 3]\n        agent: Please hold while I transfer you to a colleague.',
+    );
   });
 
   it.each([

@@ -9,10 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type ServeOptions, startDelegationsServer } from '../../src/cli/delegations.js';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { type ServeOptions, startDelegationsServer } from '../../src/service/cli/delegations.js';
+import { PostgresDelegationStore } from '../../src/service/stores/postgres.js';
 
 const CLIENT = fileURLToPath(new URL('./client.py', import.meta.url));
 const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';

@@ -132,3 +132,33 @@ describe('maskLogLine and maskPII', () => {
     }
   });
 });
+
+describe('a JSON log line is masked value by value', () => {
+  it("keeps the logger's own fields: a Luhn-valid millisecond time is not a card", () => {
+    // 1795696709611 passes the Luhn check, as one time in ten does; the line a worker wrote.
+    const time = 1795696709611;
+    const line = `${JSON.stringify({ level: 30, time, pid: 5736, to: '+15550100', msg: 'call out: busy' })}\n`;
+    expect(maskLogLine(line)).toBe(line);
+    expect(JSON.parse(maskLogLine(line))).toMatchObject({ time, msg: 'call out: busy' });
+  });
+
+  it('masks a card or a secret in any string or number field, and the line stays JSON', () => {
+    registerSecret('8642');
+    const line = `${JSON.stringify({
+      level: 30,
+      time: 1795696709613,
+      msg: `paid with ${CARD}`,
+      pin: 8642,
+      nested: { said: 'eight six four two' },
+    })}\n`;
+    const masked = maskLogLine(line);
+    expect(masked.endsWith('\n')).toBe(true);
+    const record = JSON.parse(masked);
+    expect(record).toMatchObject({
+      time: 1795696709613,
+      msg: 'paid with **** **** **** 1111',
+      pin: '****',
+    });
+    expect(masked).not.toMatch(/8642|eight six/);
+  });
+});

@@ -27,6 +27,7 @@ const SIMPLE: Record<string, Simple> = {
   phone: parsers.phone as Simple,
   name: parsers.name as Simple,
   likert: parsers.likert as unknown as Simple,
+  repair: parsers.repair as unknown as Simple,
 };
 
 function run(line: Line): ParseResult<unknown> {
@@ -64,5 +65,16 @@ describe('parser corpus', () => {
     });
     expect(lines.length).toBeGreaterThan(500);
     expect(wrong).toEqual([]);
+  });
+
+  it('reads every repair phrasing exactly as its line says (a request, or nomatch when unsure)', () => {
+    const repairs = lines.filter((l) => l.parser === 'repair');
+    const differ = repairs.flatMap((line) => {
+      const got = run(line);
+      const want = line.expect.kind === 'match' ? line.expect : { kind: 'nomatch' };
+      return same(got, want) ? [] : [`${JSON.stringify(line.text)} → ${JSON.stringify(got)}`];
+    });
+    expect(repairs.length).toBeGreaterThanOrEqual(40);
+    expect(differ).toEqual([]);
   });
 });

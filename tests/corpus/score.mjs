@@ -18,6 +18,7 @@ const PARSERS = [
   'phone',
   'name',
   'likert',
+  'repair',
 ];
 const KINDS = new Set(['match', 'nomatch', 'invalid', 'not-wrong']);
 

@@ -12,11 +12,11 @@ import { llm } from '@livekit/agents';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod/v4';
 import { ApprovalGate } from '../../src/deep-agent/approval/guard.js';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { createDelegationsApi, type DelegationsApi } from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
 import type { DelegationRecord } from '../../src/delegation/record.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { createDelegationsApi, type DelegationsApi } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
 import { callTool } from '../tools/tool-helpers.js';
 

@@ -5,11 +5,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import type { CallBoardOptions, CallView } from '../../src/delegation/api/calls.js';
-import { createDelegationsApi } from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import type { CallBoardOptions, CallView } from '../../src/service/api/calls.js';
+import { createDelegationsApi } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 
 const KEYS = {
   voice: 'voice-bot-key-0123456789',

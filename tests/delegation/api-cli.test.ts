@@ -4,9 +4,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { parseServeArgs, startDelegationsServer } from '../../src/cli/delegations.js';
-import type { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import type { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
+import type { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { parseServeArgs, startDelegationsServer } from '../../src/service/cli/delegations.js';
+import type { PostgresDelegationStore } from '../../src/service/stores/postgres.js';
 import { serviceMissing } from '../services.js';
 import { makeRecord, PG_URL, spawnScript, srcModule } from './store-suite.js';
 
@@ -180,7 +180,7 @@ describe('taskline delegations serve: running', () => {
   it('runs as a process and stops cleanly on SIGTERM', { timeout: 60_000 }, async () => {
     const child = spawnScript(
       `
-      const { delegationsMain } = await import(${JSON.stringify(srcModule('cli/delegations.ts'))});
+      const { delegationsMain } = await import(${JSON.stringify(srcModule('service/cli/delegations.ts'))});
       const code = await delegationsMain(['serve', '--db', ${JSON.stringify(join(dir, 'proc.db'))}, '--port', '0']);
       console.log('exit ' + code);
       process.exit(code);

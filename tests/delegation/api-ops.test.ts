@@ -6,17 +6,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { metrics } from '@opentelemetry/api';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { runHealthChecks } from '../../src/delegation/api/health.js';
-import { startPrometheusMetrics } from '../../src/delegation/api/metrics.js';
-import type { RequestLogLine } from '../../src/delegation/api/request-log.js';
-import {
-  createDelegationsApi,
-  type DelegationsApiOptions,
-} from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { runHealthChecks } from '../../src/service/api/health.js';
+import { startPrometheusMetrics } from '../../src/service/api/metrics.js';
+import type { RequestLogLine } from '../../src/service/api/request-log.js';
+import { createDelegationsApi, type DelegationsApiOptions } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { NATS_URL, serviceMissing } from '../services.js';
 import { makeRecord } from './store-suite.js';

@@ -1,14 +1,14 @@
-// Who may do what on the delegations API (docs/service.md, src/delegation/api/parties.ts), row by
+// Who may do what on the delegations API (docs/service.md, src/service/api/parties.ts), row by
 // row: each route and state tried by the sender, the target, an admin and a stranger, on a fresh
 // record each time, asserting the status and that a refused write changed nothing.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { createDelegationsApi, type DelegationsApi } from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { createDelegationsApi, type DelegationsApi } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { makeRecord } from './store-suite.js';
 
 const KEYS = {

@@ -6,12 +6,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import type { RequestLogLine } from '../../src/delegation/api/request-log.js';
-import { createDelegationsApi, type DelegationsApi } from '../../src/delegation/api/server.js';
-import { maskSecretsInUrl, tokenFromUrl } from '../../src/delegation/api/url-secrets.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import type { RequestLogLine } from '../../src/service/api/request-log.js';
+import { createDelegationsApi, type DelegationsApi } from '../../src/service/api/server.js';
+import { maskSecretsInUrl, tokenFromUrl } from '../../src/service/api/url-secrets.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 
 const KEY = 'voice-bot-key-0123456789';
 const dir = mkdtempSync(join(tmpdir(), 'taskline-reqlog-'));

@@ -1,13 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import {
-  type DelegationEvent,
-  eventKey,
-  eventsForChange,
-} from '../../src/delegation/bus/events.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import type { SelectionMessage } from '../../src/delegation/bus/signals.js';
-import type { DelegationChange } from '../../src/delegation/stores/change.js';
+import { type DelegationEvent, eventKey, eventsForChange } from '../../src/service/bus/events.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import type { SelectionMessage } from '../../src/service/bus/signals.js';
+import type { DelegationChange } from '../../src/service/stores/change.js';
 import { makeRecord } from './store-suite.js';
 
 const TIME = 1767603600;

@@ -2,10 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { jetstream } from '@nats-io/jetstream';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { type DelegationEvent, eventKey } from '../../src/delegation/bus/events.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import type { SelectionMessage } from '../../src/delegation/bus/signals.js';
-import { agentToken } from '../../src/delegation/bus/subjects.js';
+import { type DelegationEvent, eventKey } from '../../src/service/bus/events.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import type { SelectionMessage } from '../../src/service/bus/signals.js';
+import { agentToken } from '../../src/service/bus/subjects.js';
 import { serviceMissing } from '../services.js';
 import { makeRecord, spawnScript, srcModule } from './store-suite.js';
 
@@ -124,7 +124,7 @@ describe('NatsDelegationBus (real NATS JetStream)', { skip }, () => {
     for (let i = 1; i <= 6; i++) await sender.publish(taskEvent(`k-${i}`));
 
     const child = spawnScript(`
-      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('delegation/bus/nats.ts'))});
+      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('service/bus/nats.ts'))});
       const bus = await NatsDelegationBus.connect({ servers: ${JSON.stringify(NATS_URL)}, prefix: ${JSON.stringify(prefix)}, ackWaitMs: 1000 });
       await bus.subscribe('back-office', 'work', async (e) => {
         if (e.delegation_id === 'k-3') {

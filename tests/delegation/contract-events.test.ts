@@ -7,13 +7,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type Msg, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { contractMessageOf } from '../../src/delegation/bus/contract.js';
-import { eventKey, eventsForChange } from '../../src/delegation/bus/events.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { createDelegationSender } from '../../src/delegation/bus/sender.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { contractMessageOf } from '../../src/service/bus/contract.js';
+import { eventKey, eventsForChange } from '../../src/service/bus/events.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { createDelegationSender } from '../../src/service/bus/sender.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { serveDelegations } from '../../src/service/worker.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { makeRecord, spawnScript, srcModule } from './store-suite.js';
 
@@ -278,9 +278,9 @@ describe('pools: a delegation to a pool is a job run by exactly one worker', () 
     const q2 = listen(plain, pool, 'contract-pool');
     await plain.flush();
     const script = (name: string) => `
-      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))});
-      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('delegation/bus/nats.ts'))});
-      const { serveDelegations } = await import(${JSON.stringify(srcModule('delegation/worker.ts'))});
+      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('service/stores/sqlite.ts'))});
+      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('service/bus/nats.ts'))});
+      const { serveDelegations } = await import(${JSON.stringify(srcModule('service/worker.ts'))});
       const store = await SqliteDelegationStore.open({ path: ${JSON.stringify(path)} });
       const bus = await NatsDelegationBus.connect({ servers: ${JSON.stringify(NATS_URL)}, prefix: ${JSON.stringify(prefix)} });
       const worker = await serveDelegations({

@@ -91,7 +91,7 @@ describe('delivery', () => {
     model.assertComplete();
   });
 
-  it('while an inline task is active, the result is spoken by that task, once', async () => {
+  it('while an inline task asks its question, the result waits for the answer, then the agent speaks it once', async () => {
     const { manager, events, lookups } = researchManager(5_000);
     const desk = new Desk(manager, {
       place_order: llm.tool({
@@ -102,32 +102,33 @@ describe('delivery', () => {
         },
       }),
     });
-    const model = new ScriptedLLM()
-      .for(Desk, [
-        taskCall({
-          subagent_type: 'researcher',
-          description: 'Check the refund window',
-          run_in_background: true,
-        }),
-        { say: 'I am checking.' },
-        { toolCalls: [{ name: 'place_order' }] },
-        (req) => ({ say: req.lastToolOutput?.value === 'placed' ? 'Your order is placed.' : '??' }),
-      ])
-      .for('yes_no', [
-        (req) => ({ say: mentions('30 days')(req) ? 'Quick note: refunds take 30 days.' : '??' }),
-      ]);
+    const model = new ScriptedLLM().for(Desk, [
+      taskCall({
+        subagent_type: 'researcher',
+        description: 'Check the refund window',
+        run_in_background: true,
+      }),
+      { say: 'I am checking.' },
+      { toolCalls: [{ name: 'place_order' }] },
+      (req) => ({ say: req.lastToolOutput?.value === 'placed' ? 'Your order is placed.' : '??' }),
+      (req) => ({ say: mentions('30 days')(req) ? 'Quick note: refunds take 30 days.' : '??' }),
+    ]);
     caller = await SimulatedCaller.start({ agent: desk, llm: model });
     await caller.say('How long do refunds take?');
     await caller.say('Place my order.');
     expect(caller.agentLines.at(-1)).toBe('Shall I place the order?');
-    await whenSpoken(caller, manager, 't1', async () => {
-      await lookups.reached(1);
-      await caller?.silence(5_000);
-    });
-    expect(caller.agentLines.at(-1)).toBe('Quick note: refunds take 30 days.');
-    expect(caller.session.currentAgent.id).toBe('yes_no');
+    await lookups.reached(1);
+    await caller.silence(5_000);
+    await manager.wait('t1');
+    await caller.settle();
+    // Done, but the question is waiting for its answer: nothing is said in between.
+    expect(caller.agentLines.at(-1)).toBe('Shall I place the order?');
+    expect(deliveries(events, 't1')).toHaveLength(0);
     await caller.say('yes');
-    expect(caller.agentLines.at(-1)).toBe('Your order is placed.');
+    expect(caller.agentLines.slice(-2)).toEqual([
+      'Your order is placed.',
+      'Quick note: refunds take 30 days.',
+    ]);
     expect(deliveries(events, 't1')).toHaveLength(1);
     expect(model.requests.filter(mentions('30 days'))).toHaveLength(1);
     model.assertComplete();

@@ -3,8 +3,8 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import type { WebSocket } from 'ws';
-import type { Identity } from '../../src/delegation/api/auth.js';
-import { DelegationEventsHub } from '../../src/delegation/api/events-hub.js';
+import type { Identity } from '../../src/service/api/auth.js';
+import { DelegationEventsHub } from '../../src/service/api/events-hub.js';
 
 class FakeSocket extends EventEmitter {
   bufferedAmount = 0;

@@ -2,15 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { createDelegationSender, type DelegationResult } from '../../src/delegation/bus/sender.js';
-import {
-  type ExpiredStage,
-  expireOverdue,
-  startExpiryChecker,
-} from '../../src/delegation/expiry.js';
 import type { DelegationStore } from '../../src/delegation/record.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { createDelegationSender, type DelegationResult } from '../../src/service/bus/sender.js';
+import { type ExpiredStage, expireOverdue, startExpiryChecker } from '../../src/service/expiry.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { makeRecord } from './store-suite.js';
 

@@ -155,8 +155,8 @@ export function taskOf(event: TaskEvent): TaskSnapshot | undefined {
 
 /**
  * Runs `action`, waits until task `id` has finished, lets the delivery window pass on the
- * call's clock, waits until the result was delivered (its reply generated), then lets the
- * call settle so the spoken line is in the transcript.
+ * call's clock, waits until the result was delivered (its reply generated, which may have
+ * happened already), then lets the call settle so the spoken line is in the transcript.
  */
 export async function whenSpoken(
   caller: SimulatedCaller,
@@ -170,6 +170,7 @@ export async function whenSpoken(
   const status = manager.get(id)?.status;
   if (status === undefined || status === 'queued' || status === 'running') await finished;
   await caller.clock.advance(DEFAULT_COALESCE_MS, () => caller.settle());
-  await delivered;
+  // A single result is handed over without waiting out the window: it may be spoken already.
+  if (manager.get(id)?.delivery !== 'spoken') await delivered;
   await caller.settle();
 }

@@ -1,12 +1,12 @@
 // A voice session delegates to a worker through a durable record: task tool → SQLite
 // record + outbox → bus → serveDelegations → result → spoken to the caller.
 import { afterEach, describe, expect, it } from 'vitest';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { createDelegationSender } from '../../src/delegation/bus/sender.js';
 import { TaskManager } from '../../src/delegation/manager.js';
-import { remoteSubAgent } from '../../src/delegation/remote.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { createDelegationSender } from '../../src/service/bus/sender.js';
+import { remoteSubAgent } from '../../src/service/remote.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { serveDelegations } from '../../src/service/worker.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
 import { Desk, systemText, taskCall, whenSpoken } from './helpers.js';
 
@@ -65,8 +65,13 @@ describe('remote sub-agents (durable delegations)', () => {
       'Let me check that with our booking team.',
       'Good news: LX318 is available.',
     ]);
+    // The call the delegation belongs to travels with it (a resumed call recovers it by this).
     expect(briefs).toEqual([
-      { prompt: 'Is LX318 on Monday available?', description: 'Check Monday flights' },
+      {
+        prompt: 'Is LX318 on Monday available?',
+        description: 'Check Monday flights',
+        call_id: caller.call.callId,
+      },
     ]);
     const { items } = await store.query({ target_subject_id: 'back-office' });
     expect(items).toHaveLength(1);

@@ -1,8 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import type { DelegationBus } from '../../src/delegation/bus/types.js';
+import { parseRecord } from '../../src/delegation/validate.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import type { DelegationBus } from '../../src/service/bus/types.js';
 import {
   answerSelection,
   type PlanRule,
@@ -13,8 +14,7 @@ import {
   selectionTaskOf,
   selectTarget,
   tallyVotes,
-} from '../../src/delegation/select.js';
-import { parseRecord } from '../../src/delegation/validate.js';
+} from '../../src/service/select.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
 import { serviceMissing } from '../services.js';
 

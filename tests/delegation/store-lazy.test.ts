@@ -2,16 +2,18 @@ import { describe, expect, it } from 'vitest';
 import { spawnScript, srcModule } from './store-suite.js';
 
 const MODULES = [
-  'delegation/stores/sqlite.ts',
-  'delegation/stores/postgres.ts',
-  'delegation/bus/nats.ts',
-  'delegation/bus/in-process.ts',
-  'delegation/bus/sender.ts',
-  'delegation/api/server.ts',
-  'delegation/worker.ts',
-  'delegation/select.ts',
-  'delegation/expiry.ts',
-  'delegation/constraints.ts',
+  'delegation/index.ts',
+  'service/stores/sqlite.ts',
+  'service/stores/postgres.ts',
+  'service/bus/nats.ts',
+  'service/bus/in-process.ts',
+  'service/bus/sender.ts',
+  'service/api/server.ts',
+  'service/worker.ts',
+  'service/select.ts',
+  'service/expiry.ts',
+  'service/constraints.ts',
+  'service/index.ts',
 ];
 
 describe('delegation modules load their heavy drivers lazily', () => {
@@ -26,7 +28,7 @@ describe('delegation modules load their heavy drivers lazily', () => {
       const loaded = () => names.filter((n) => Object.keys(cache).some((f) => f.includes('/node_modules/' + n + '/')));
       for (const m of ${JSON.stringify(MODULES.map(srcModule))}) await import(m);
       console.log('after import: ' + JSON.stringify(loaded()));
-      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))});
+      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('service/stores/sqlite.ts'))});
       const store = await SqliteDelegationStore.open({ path: ':memory:' });
       await store.close();
       console.log('after open: ' + JSON.stringify(loaded()));

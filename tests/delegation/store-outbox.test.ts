@@ -2,12 +2,12 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { DelegationEvent } from '../../src/delegation/bus/events.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { startOutboxPublisher } from '../../src/delegation/bus/publisher.js';
-import type { DurableDelegationStore } from '../../src/delegation/stores/change.js';
-import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import type { DelegationEvent } from '../../src/service/bus/events.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { startOutboxPublisher } from '../../src/service/bus/publisher.js';
+import type { DurableDelegationStore } from '../../src/service/stores/change.js';
+import { PostgresDelegationStore } from '../../src/service/stores/postgres.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { serviceMissing } from '../services.js';
 import {
@@ -41,12 +41,12 @@ function backends(): Backend[] {
   const all: Backend[] = [
     {
       name: 'sqlite',
-      openInChild: `(await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))})).SqliteDelegationStore.open({ path: ${JSON.stringify(path)} })`,
+      openInChild: `(await import(${JSON.stringify(srcModule('service/stores/sqlite.ts'))})).SqliteDelegationStore.open({ path: ${JSON.stringify(path)} })`,
       open: () => SqliteDelegationStore.open({ path }),
     },
     {
       name: 'postgres',
-      openInChild: `(await import(${JSON.stringify(srcModule('delegation/stores/postgres.ts'))})).PostgresDelegationStore.open({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, prefix: ${JSON.stringify(prefix)} })`,
+      openInChild: `(await import(${JSON.stringify(srcModule('service/stores/postgres.ts'))})).PostgresDelegationStore.open({ connectionString: ${JSON.stringify(PG_URL)}, schema: ${JSON.stringify(schema)}, prefix: ${JSON.stringify(prefix)} })`,
       open: () => PostgresDelegationStore.open({ connectionString: PG_URL, schema, prefix }),
     },
   ];
@@ -147,7 +147,7 @@ describe.each(backends())(
       timeout: 60_000,
     }, async () => {
       const child = spawnScript(`
-      const { startOutboxPublisher } = await import(${JSON.stringify(srcModule('delegation/bus/publisher.ts'))});
+      const { startOutboxPublisher } = await import(${JSON.stringify(srcModule('service/bus/publisher.ts'))});
       const store = await ${backend.openInChild};
       for (const id of ['lease-1', 'lease-2']) {
         await store.create(JSON.parse(${JSON.stringify(recordSource('ID'))}.replaceAll('ID', id)));

@@ -1,10 +1,10 @@
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
 import { isTasklineError } from '../../src/core/errors.js';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
-import { createDelegationsApi } from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
+import { createDelegationsApi } from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { PostgresDelegationStore } from '../../src/service/stores/postgres.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { serviceMissing } from '../services.js';
 import {

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 import { describeDelegationStoreSuite, describeOutboxSuite, makeRecord } from './store-suite.js';
 

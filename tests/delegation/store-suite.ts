@@ -13,7 +13,7 @@ import type {
   DelegationRecord,
   DelegationStore,
 } from '../../src/delegation/record.js';
-import type { DurableDelegationStore } from '../../src/delegation/stores/change.js';
+import type { DurableDelegationStore } from '../../src/service/stores/change.js';
 import { flushAsync, VirtualClock } from '../../src/testing/virtual-clock.js';
 import { serviceMissing } from '../services.js';
 

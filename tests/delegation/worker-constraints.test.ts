@@ -5,7 +5,7 @@ import {
   assertIncomingResult,
   checkIncomingResult,
   ResultSchemaRegistry,
-} from '../../src/delegation/constraints.js';
+} from '../../src/service/constraints.js';
 import { makeRecord } from './store-suite.js';
 
 const NOW = Date.UTC(2026, 0, 5, 9, 0, 30); // before the 60 s deadline of makeRecord

@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { createDelegationSender } from '../../src/delegation/bus/sender.js';
-import { PostgresDelegationStore } from '../../src/delegation/stores/postgres.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { createDelegationSender } from '../../src/service/bus/sender.js';
+import { PostgresDelegationStore } from '../../src/service/stores/postgres.js';
+import { serveDelegations } from '../../src/service/worker.js';
 import { serviceMissing } from '../services.js';
 import { dropSchemas, PG_URL, spawnScript, srcModule, uniqueSchema } from './store-suite.js';
 
@@ -24,10 +24,10 @@ describe('two processes exchanging delegations (Postgres + NATS JetStream)', { s
     timeout: 90_000,
   }, async () => {
     const imports = {
-      store: srcModule('delegation/stores/postgres.ts'),
-      bus: srcModule('delegation/bus/nats.ts'),
-      worker: srcModule('delegation/worker.ts'),
-      sender: srcModule('delegation/bus/sender.ts'),
+      store: srcModule('service/stores/postgres.ts'),
+      bus: srcModule('service/bus/nats.ts'),
+      worker: srcModule('service/worker.ts'),
+      sender: srcModule('service/bus/sender.ts'),
     };
     const child = spawnScript(`
       const { PostgresDelegationStore } = await import(${JSON.stringify(imports.store)});

@@ -4,15 +4,15 @@ import { join } from 'node:path';
 import { afterAll, afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { isTasklineError } from '../../src/core/errors.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { createDelegationSender, type DelegationSender } from '../../src/delegation/bus/sender.js';
-import { ResultSchemaRegistry } from '../../src/delegation/constraints.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { createDelegationSender, type DelegationSender } from '../../src/service/bus/sender.js';
+import { ResultSchemaRegistry } from '../../src/service/constraints.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import {
   type DelegatedTask,
   type DelegationWorker,
   serveDelegations,
-} from '../../src/delegation/worker.js';
+} from '../../src/service/worker.js';
 import { VirtualClock } from '../../src/testing/virtual-clock.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'taskline-deleg-worker-'));

@@ -38,7 +38,11 @@ describe.skipIf(await liveKitUnavailable())('the survey through a real LiveKit s
     await call1.heard(exact(REFERRAL_QUESTION));
     await call1.leave();
     const dropped = await worker.result<SurveyOutcome>(first);
-    expect(dropped.result).toEqual({ status: 'hangup', answers: { consent: true, score: 9 } });
+    expect(dropped.result).toEqual({
+      status: 'hangup',
+      answers: { consent: true, score: 9 },
+      repairs: {},
+    });
 
     const second = `survey-${process.pid}-2`;
     const call2 = await lk.call(second, AGENT_NAME, BOB);
@@ -57,6 +61,7 @@ describe.skipIf(await liveKitUnavailable())('the survey through a real LiveKit s
     expect(done.result).toEqual({
       status: 'completed',
       answers: { consent: true, score: 9, referral: true, email: 'jane.doe@example.com' },
+      repairs: {},
     });
     expect(call2.agentLines.some((l) => l.text.includes(CONSENT_QUESTION))).toBe(false);
     await call2.disconnected();

@@ -6,10 +6,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect, type NatsConnection } from '@nats-io/transport-node';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { createDelegationSender, type DelegationResult } from '../../src/delegation/bus/sender.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { createDelegationSender, type DelegationResult } from '../../src/service/bus/sender.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { serveDelegations } from '../../src/service/worker.js';
 import { dropNatsPrefix, NATS_URL, natsPrefix, startFaultProxy } from './delegation-support.js';
 
 const BOUND_MS = 30_000;

@@ -3,7 +3,7 @@
 // per-run JetStream prefixes that are cleaned up afterwards.
 import { randomBytes } from 'node:crypto';
 import { connect, createServer, type Server, type Socket } from 'node:net';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
 
 /** The NATS server the tests use. */
 export const NATS_URL = process.env.TASKLINE_NATS_URL ?? '127.0.0.1:4222';

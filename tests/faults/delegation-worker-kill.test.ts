@@ -6,9 +6,9 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { createDelegationSender, type DelegationResult } from '../../src/delegation/bus/sender.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { createDelegationSender, type DelegationResult } from '../../src/service/bus/sender.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { spawnScript, srcModule } from '../delegation/store-suite.js';
 import { dropNatsPrefix, NATS_URL, natsPrefix } from './delegation-support.js';
 
@@ -30,9 +30,9 @@ describe('fault: worker kill -9 mid-task', () => {
     const pool = `pool-${prefix}`;
     // The first delivery of a job hangs (the process will be killed there); a redelivery runs.
     const script = `
-      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('delegation/stores/sqlite.ts'))});
-      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('delegation/bus/nats.ts'))});
-      const { serveDelegations } = await import(${JSON.stringify(srcModule('delegation/worker.ts'))});
+      const { SqliteDelegationStore } = await import(${JSON.stringify(srcModule('service/stores/sqlite.ts'))});
+      const { NatsDelegationBus } = await import(${JSON.stringify(srcModule('service/bus/nats.ts'))});
+      const { serveDelegations } = await import(${JSON.stringify(srcModule('service/worker.ts'))});
       const store = await SqliteDelegationStore.open({ path: ${JSON.stringify(path)} });
       const bus = await NatsDelegationBus.connect({ servers: ${JSON.stringify(NATS_URL)}, prefix: ${JSON.stringify(prefix)}, ackWaitMs: 1000 });
       await serveDelegations({

@@ -8,14 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { ApiKeys } from '../../src/delegation/api/auth.js';
+import { ApiKeys } from '../../src/service/api/auth.js';
 import {
   createDelegationsApi,
   DEFAULT_LIMITS,
   type ServerLimits,
-} from '../../src/delegation/api/server.js';
-import { InProcessDelegationBus } from '../../src/delegation/bus/in-process.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
+} from '../../src/service/api/server.js';
+import { InProcessDelegationBus } from '../../src/service/bus/in-process.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 
 const KEYS = { voice: 'voice-bot-key-0123456789', admin: 'admin-key-0123456789abcdef' };
 const dir = mkdtempSync(join(tmpdir(), 'taskline-bounds-'));

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { surveyDocument } from '../../examples/survey/document/index.js';
-import { scoreBand, surveyFlow } from '../../examples/survey/flow.js';
+import { scoreBand, surveyFlow, toSurveyTeam } from '../../examples/survey/flow.js';
 import { flow } from '../../src/flows/builder.js';
 import type { FlowDefinition } from '../../src/flows/definition.js';
 import {
@@ -27,7 +27,7 @@ function surveyRegistry(): FlowRegistry {
   for (const step of surveyFlow.definition.steps) {
     if (step.id !== 'thanks') tasks[step.id] = step.source as never;
   }
-  return { tasks, picks: { scoreBand } };
+  return { tasks, picks: { scoreBand }, escalations: { toSurveyTeam } };
 }
 
 /** The parts of a graph a caller can tell apart, for comparing two flows. */
@@ -80,11 +80,15 @@ describe('the survey as a flow document', () => {
     expect(graph(reloaded.definition)).toEqual(graph(surveyFlow.definition));
     expect(toData(reloaded, { registry })).toEqual(fromCode);
 
-    const fromDocument = toData(surveyDocument);
+    const fromDocument = toData(surveyDocument, { registry: { escalations: { toSurveyTeam } } });
     for (const format of ['yaml', 'json'] as const) {
-      const again = parseFlow(stringifyFlow(fromDocument, format), { file: `survey.${format}` });
+      const escalations = { registry: { escalations: { toSurveyTeam } } };
+      const again = parseFlow(stringifyFlow(fromDocument, format), {
+        file: `survey.${format}`,
+        ...escalations,
+      });
       expect(graph(again.definition)).toEqual(graph(surveyDocument.definition));
-      expect(toData(again)).toEqual(fromDocument);
+      expect(toData(again, escalations)).toEqual(fromDocument);
     }
   });
 
@@ -150,7 +154,9 @@ steps:
   });
 
   it('reads a file and reports its problems under its own path', () => {
-    expect(loadFlow(SURVEY_FILE).definition.steps).toHaveLength(6);
+    expect(
+      loadFlow(SURVEY_FILE, { registry: { escalations: { toSurveyTeam } } }).definition.steps,
+    ).toHaveLength(6);
     expect(() => loadFlow('/nonexistent/x.flow.yaml')).toThrow(
       '/nonexistent/x.flow.yaml:1: no such file',
     );

@@ -30,7 +30,10 @@ describe('going back to a revisitable step', () => {
     await s.caller.say('wait, can I change my score?');
     expect(s.caller.agentLines.at(-1)).toBe(SCORE_QUESTION);
     await s.caller.say('five');
-    expect(s.caller.agentLines.at(-1)).toBe(REASON_QUESTION);
+    // The flow's repairs heard the change request: the new score is acknowledged.
+    expect(s.caller.agentLines.at(-1)).toBe(
+      `Okay, I've changed your score to 5. That changes what I need to ask next. ${REASON_QUESTION}`,
+    );
     await s.caller.say('too slow');
     expect(s.caller.agentLines.at(-1)).toBe(THANKS_LINE);
     if (s.agent.result?.status !== 'completed') throw new Error('not completed');
@@ -39,14 +42,14 @@ describe('going back to a revisitable step', () => {
       ['consent', 'ok', 'score'],
       ['score', 'ok', 'referral'],
       ['referral', 'back', 'score'],
-      ['score', 'ok', 'reason'],
+      ['score', 'corrected', 'reason'],
       ['reason', 'ok', 'thanks'],
       ['thanks', 'ok', 'end'],
     ]);
     expect(s.agent.result.report.backSteps).toBe(1);
-    // The model saw the go-back tool in the referral question and used it.
-    const [request] = s.model.requestsFor('referral');
-    expect(request?.tools).toContain('go_back');
+    // Heard by the flow's repair phrases: no model call in the referral question.
+    expect(s.model.requestsFor('referral')).toEqual([]);
+    expect(s.agent.result.report.steps[2]?.repairs).toEqual(['correct']);
   });
 
   it('keeps later answers when the path stays the same and returns to where the caller was', async () => {
@@ -60,7 +63,9 @@ describe('going back to a revisitable step', () => {
     expect(s.caller.agentLines.at(-1)).toBe(SCORE_QUESTION);
     await s.caller.dtmf('10');
     // Still 9-10: the referral answer stands, so the email question comes straight back.
-    expect(s.caller.agentLines.at(-1)).toBe(EMAIL_QUESTION);
+    expect(s.caller.agentLines.at(-1)).toBe(
+      `Okay, I've changed your score to 10. ${EMAIL_QUESTION}`,
+    );
     await s.caller.say('jane at example dot com');
     await s.caller.say('yes');
     if (s.agent.result?.status !== 'completed') throw new Error('not completed');

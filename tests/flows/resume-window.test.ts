@@ -1,4 +1,4 @@
-// Resume keyed by the caller's number, as the README's example does (issue 24, item 9): a
+// Resume keyed by the caller's number, as the example of docs/flows.md does (issue 24, item 9): a
 // caller who finished once and calls back starts afresh (not the old goodbye and a hang-up),
 // and a dropped call resumes only within a window (30 minutes by default).
 import { afterEach, describe, expect, it } from 'vitest';

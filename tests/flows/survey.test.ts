@@ -152,7 +152,7 @@ describe('survey example: every branch', () => {
     const call = surveyModule.createCall();
     const model = surveyDemo.createScriptedModel();
     caller = await SimulatedCaller.start({ agent: call.agent, llm: model });
-    expect(call.result()).toEqual({ status: 'running', answers: {} });
+    expect(call.result()).toEqual({ status: 'running', answers: {}, repairs: {} });
     await caller.play(surveyDemo.demoScript);
     expect(caller.agentLines).toEqual([
       CONSENT_QUESTION,
@@ -165,6 +165,7 @@ describe('survey example: every branch', () => {
     expect(call.result()).toEqual({
       status: 'completed',
       answers: { consent: true, score: 9, referral: true, email: 'jane.doe@example.com' },
+      repairs: {},
     });
   });
 });

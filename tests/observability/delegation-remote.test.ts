@@ -8,12 +8,12 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { connect } from '@nats-io/transport-node';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { createDelegationSender } from '../../src/delegation/bus/sender.js';
 import { TaskManager } from '../../src/delegation/manager.js';
-import { remoteSubAgent } from '../../src/delegation/remote.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
 import { ATTR, METRIC, SPAN, TRACE_CONTEXT_FIELD } from '../../src/observability/index.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { createDelegationSender } from '../../src/service/bus/sender.js';
+import { remoteSubAgent } from '../../src/service/remote.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
 import { ScriptedLLM, SimulatedCaller } from '../../src/testing/index.js';
 import { Desk, systemText, taskCall, whenSpoken } from '../delegation/helpers.js';
 import { spawnScript } from '../delegation/store-suite.js';
@@ -135,6 +135,7 @@ describe('a traced delegation to a worker process', { skip }, () => {
     expect(JSON.parse(data.slice('DATA '.length))).toEqual({
       prompt: 'Is LX318 on Monday available?',
       description: 'Check Monday flights',
+      call_id: caller.call.callId,
     });
     expect(executed.traceId).toBe(traceId);
     expect(executed.parentSpanId).toBe(delegation.spanContext().spanId);

@@ -8,9 +8,9 @@ import {
   type ReadableSpan,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
-import { NatsDelegationBus } from '../../src/delegation/bus/nats.js';
-import { SqliteDelegationStore } from '../../src/delegation/stores/sqlite.js';
-import { serveDelegations } from '../../src/delegation/worker.js';
+import { NatsDelegationBus } from '../../src/service/bus/nats.js';
+import { SqliteDelegationStore } from '../../src/service/stores/sqlite.js';
+import { serveDelegations } from '../../src/service/worker.js';
 
 /** What the printed line of one span holds. */
 export interface PrintedSpan {

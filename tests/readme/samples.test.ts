@@ -51,6 +51,7 @@ describe('README samples', () => {
             'taskline/flows': [join(root, 'src/flows/index.ts')],
             'taskline/deep-agent': [join(root, 'src/deep-agent/index.ts')],
             'taskline/delegation': [join(root, 'src/delegation/index.ts')],
+            'taskline/service': [join(root, 'src/service/index.ts')],
             'taskline/testing': [join(root, 'src/testing/index.ts')],
           },
         },

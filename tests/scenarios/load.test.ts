@@ -55,7 +55,7 @@ describe('loading a scenario', () => {
     [
       'an unknown top-level field',
       'name: x\nturn:\n  - say: hi\n',
-      /^\/x\/call\.scenario\.yaml:2: unknown field "turn" \(known: name, module, model, repeat, audio, turns, expect\)/,
+      /^\/x\/call\.scenario\.yaml:2: unknown field "turn" \(known: name, module, model, repeat, audio, skip_audio, turns, expect\)/,
     ],
     [
       'a turn with two kinds',

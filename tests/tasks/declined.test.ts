@@ -8,7 +8,7 @@ import { announce } from '../../src/flows/announce.js';
 import { flow } from '../../src/flows/builder.js';
 import type { Outcome } from '../../src/outcome.js';
 import { defineTask } from '../../src/tasks/define.js';
-import { freeText as freeTextParser } from '../../src/tasks/parsers/freeText.js';
+import { freeText as freeTextParser } from '../../src/tasks/parsers/free-text.js';
 import { freeText } from '../../src/tasks/prebuilt.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../src/testing/simulated-caller.js';

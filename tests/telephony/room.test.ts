@@ -145,6 +145,16 @@ describe('bindRoom', () => {
     expect(caller?.isClosed).toBe(true);
   });
 
+  it('does not take a callee leaving while the bot still dials them for a hang-up', async () => {
+    const { name, call, settle } = await startInRoom({ callerIdentity: 'sip_alice' });
+    const dialed = call.beginDial();
+    sim.rooms.leave(name, 'sip_alice');
+    await settle();
+    expect(call.hungUp).toBeUndefined();
+    dialed();
+    expect(call.isDialing).toBe(false);
+  });
+
   it('takes sip.callStatus = hangup on the caller as the hang-up, before they leave', async () => {
     const { name, runner, call, settle } = await startInRoom();
     sim.rooms.press(name, 'sip_alice', '1');

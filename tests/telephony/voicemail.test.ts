@@ -1,13 +1,11 @@
 import { voice } from '@livekit/agents';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { attachCall } from '../../src/core/call.js';
 import { isTasklineError } from '../../src/core/errors.js';
-import type { Outcome } from '../../src/outcome.js';
 import {
   type AmdSource,
   type AnsweringMachineResult,
   detectAnsweringMachine,
-  leaveVoicemail,
   renderTemplate,
 } from '../../src/telephony/voicemail.js';
 import { ScriptedLLM } from '../../src/testing/scripted-llm.js';
@@ -126,94 +124,7 @@ describe('detectAnsweringMachine', () => {
   });
 });
 
-class Outbound extends voice.Agent {
-  answered: AnsweringMachineResult | undefined;
-  voicemail: Outcome<string> | undefined;
-  readonly amd = new FakeAmd();
-  constructor(private readonly options: { maxWaitMs?: number } = {}) {
-    super({ instructions: 'Outbound reminder call.' });
-  }
-  override async onEnter(): Promise<void> {
-    this.answered = await detectAnsweringMachine(this.session, { detector: this.amd });
-    if (this.answered.answeredBy !== 'machine') return;
-    this.voicemail = await leaveVoicemail(
-      this.session,
-      'Hi {name}, this is Taskline Bank about card ending {last4}. Please call us back.',
-      { name: 'Sam', last4: 1111 },
-      { quietMs: 1000, maxWaitMs: this.options.maxWaitMs ?? 30_000 },
-    );
-  }
-}
-
-const MESSAGE = 'Hi Sam, this is Taskline Bank about card ending 1111. Please call us back.';
-
-let caller: SimulatedCaller | undefined;
-afterEach(async () => {
-  await caller?.close();
-  caller = undefined;
-});
-
-function userState(session: voice.AgentSession, from: voice.UserState, to: voice.UserState) {
-  session.emit(
-    voice.AgentSessionEventTypes.UserStateChanged,
-    voice.createUserStateChangedEvent(from, to),
-  );
-}
-
-describe('leaveVoicemail', () => {
-  it('waits for the greeting and beep to end, speaks the message once, and hangs up', async () => {
-    const agent = new Outbound();
-    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
-    const closed = new Promise((r) => caller?.session.once(voice.AgentSessionEventTypes.Close, r));
-    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
-    await caller.settle();
-    userState(caller.session, 'listening', 'speaking'); // "Hi, you've reached Sam…"
-    await caller.silence(8000);
-    expect(caller.agentLines).toEqual([]);
-    userState(caller.session, 'speaking', 'listening'); // greeting over
-    await caller.silence(600);
-    userState(caller.session, 'listening', 'speaking'); // the beep
-    userState(caller.session, 'speaking', 'listening');
-    await caller.silence(999);
-    expect(caller.agentLines).toEqual([]);
-    await caller.silence(1);
-    await closed;
-    expect(caller.agentLines).toEqual([MESSAGE]);
-    expect(agent.voicemail).toEqual({ status: 'ok', value: MESSAGE, attempts: 1 });
-    expect(agent.answered?.answeredBy).toBe('machine');
-  });
-
-  it('leaves the message after maxWaitMs even if the greeting never ends', async () => {
-    const agent = new Outbound({ maxWaitMs: 20_000 });
-    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
-    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
-    await caller.settle();
-    userState(caller.session, 'listening', 'speaking');
-    await caller.silence(20_000);
-    await caller.close();
-    expect(caller.agentLines).toEqual([MESSAGE]);
-  });
-
-  it('resolves hangup without speaking when the line drops first', async () => {
-    const agent = new Outbound();
-    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
-    agent.amd.emit(prediction(voice.AMDCategory.MACHINE_VM));
-    await caller.settle();
-    userState(caller.session, 'listening', 'speaking');
-    await caller.hangup();
-    expect(agent.voicemail).toEqual({ status: 'hangup', attempts: 1, reason: 'caller hung up' });
-    expect(caller.agentLines).toEqual([]);
-  });
-
-  it('does nothing for a human', async () => {
-    const agent = new Outbound();
-    caller = await SimulatedCaller.start({ agent, llm: new ScriptedLLM() });
-    agent.amd.emit(prediction(voice.AMDCategory.HUMAN));
-    await caller.settle();
-    expect(agent.answered?.answeredBy).toBe('human');
-    expect(agent.voicemail).toBeUndefined();
-  });
-
+describe('renderTemplate', () => {
   it('rejects a template variable without a value', () => {
     let error: unknown;
     try {

@@ -32,7 +32,7 @@ describe('expectCall', () => {
         error = e;
       }
       expect(isTasklineError(error, 'expectation_failed')).toBe(true);
-      expect(String(error)).toContain('visited: callback_desk → name');
+      expect(String(error)).toContain('visited: callback_desk → callback_booking → name');
       expect(() => check.toolCalled('book_callback', { x: 1 })).toThrow(/calls: book_callback/);
       expect(() => check.agentSaid('Goodbye')).toThrow(/it said:/);
     } finally {

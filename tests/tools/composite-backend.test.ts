@@ -74,7 +74,7 @@ describe('CompositeBackend', () => {
     );
   });
 
-  it('serves the README example: /docs/ routed to a DiskBackend rooted at ./knowledge', async () => {
+  it('serves the example of docs/deep-agent.md: /docs/ routed to a DiskBackend rooted at ./knowledge', async () => {
     const knowledge = join(base, `knowledge-${++seq}`);
     mkdirSync(join(knowledge, 'policies'), { recursive: true });
     writeFileSync(join(knowledge, 'refunds.md'), 'Refunds take 30 days.\n');

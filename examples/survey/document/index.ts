@@ -10,10 +10,12 @@ import { fileURLToPath } from 'node:url';
 import { defineCallModule } from 'taskline';
 import { loadFlow } from 'taskline/flows';
 import { type SurveyAnswers, SurveyCall, type SurveyOutcome, surveyModule } from '../index.js';
+import { registry } from '../registry.js';
 
 /** The survey document, loaded and checked once (a bad document fails here, at start-up). */
 export const surveyDocument = loadFlow<SurveyAnswers>(
   fileURLToPath(new URL('../survey.flow.yaml', import.meta.url)),
+  { registry },
 );
 
 /** The survey module, running the document form. */
@@ -23,7 +25,7 @@ export const surveyDocumentModule = defineCallModule<SurveyOutcome>({
   description: `${surveyModule.description} Loaded from survey.flow.yaml.`,
   createCall(setup) {
     const runOptions = setup?.checkpoints ? { checkpoints: setup.checkpoints } : {};
-    const agent = new SurveyCall(runOptions, surveyDocument);
+    const agent = new SurveyCall(runOptions, surveyDocument, setup?.transferer);
     return { agent, result: () => agent.outcome };
   },
 });

@@ -13,7 +13,7 @@ import { afterRejection } from '../../tasks/parsers/correct.js';
 import { number } from '../../tasks/parsers/number.js';
 import { match, nomatch, type ParseResult } from '../../tasks/parsers/result.js';
 import { plainWords } from '../../tasks/parsers/words.js';
-import { readYesNo, yesNo } from '../../tasks/parsers/yesNo.js';
+import { readYesNo, yesNo } from '../../tasks/parsers/yes-no.js';
 import type { ApprovalDecision } from './types.js';
 
 /** The caller's answer to one approval question. */

@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { z } from 'zod/v4';
 import type { Clock } from '../../core/clock.js';
-import { taskDigest } from '../../delegation/api/digest.js';
+import { taskDigest } from '../../delegation/digest.js';
 import { deadlineSeconds, epochSeconds, FINAL_STATES } from '../../delegation/record.js';
 import type {
   ApprovalDecision,

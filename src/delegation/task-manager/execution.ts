@@ -30,6 +30,8 @@ export interface FinishPayload {
   error?: { code: string; message: string };
   partial?: boolean;
   turns: number;
+  /** Called once the result reached the caller (see `SubAgentRunResult.delivered`). */
+  delivered?: () => void | Promise<void>;
 }
 
 /** What {@link executeTask} runs with. */
@@ -41,6 +43,8 @@ export interface ExecutionContext {
   limits: ManagerLimits;
   /** Wrap every headless sub-agent's tools before a run (an inherited approval policy). */
   toolGuards: readonly SubAgentToolGuard[];
+  /** The call the manager serves, once attached (given to a sub-agent's own `run`). */
+  readonly callId: string | undefined;
 }
 
 /**
@@ -66,15 +70,34 @@ export async function executeTask(
   if (!conversation) {
     throw new TasklineError('invalid_state', `Task ${task.snap.id} has no conversation.`);
   }
-  const result = spec.run
-    ? {
-        ...(await spec.run(
-          { taskId: task.snap.id, prompt: task.snap.prompt, description: task.snap.description },
-          signal,
-        )),
-        turns: 0,
-      }
-    : await runHeadless<unknown>(headlessOptions(task, spec, conversation, ctx));
+  const callId = ctx.callId;
+  const own = task.recovered
+    ? task.recovered
+    : spec.run
+      ? (s: AbortSignal) =>
+          spec.run!(
+            {
+              taskId: task.snap.id,
+              prompt: task.snap.prompt,
+              description: task.snap.description,
+              ...(callId !== undefined ? { callId } : {}),
+            },
+            s,
+          )
+      : undefined;
+  let delivered: (() => void | Promise<void>) | undefined;
+  let result: { output: string; value?: unknown; turns: number };
+  if (own) {
+    const ran = await own(signal);
+    delivered = ran.delivered;
+    result = {
+      output: ran.output,
+      ...(ran.value !== undefined ? { value: ran.value } : {}),
+      turns: 0,
+    };
+  } else {
+    result = await runHeadless<unknown>(headlessOptions(task, spec, conversation, ctx));
+  }
   if (signal.aborted) return undefined;
   const summary = spec.summarize
     ? spec.summarize({
@@ -87,6 +110,7 @@ export async function executeTask(
     ...(result.value !== undefined ? { value: result.value } : {}),
     summary,
     turns: result.turns,
+    ...(delivered ? { delivered } : {}),
   };
 }
 

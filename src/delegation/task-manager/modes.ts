@@ -14,7 +14,7 @@ import type { Delivery } from './delivery.js';
 import type { Emit } from './events.js';
 import type { ManagerLimits, TaskManagerOptions } from './options.js';
 import { type CreateRequest, snapshotOf, type TaskState, toToolError } from './state.js';
-import { promiseOr, settledOr, settledWithin } from './waits.js';
+import { settledOr, settledWithin } from './waits.js';
 import { DEFAULT_RELEASE_LINE, handoverText, releaseText } from './wording.js';
 
 /** What a `task` call needs from its manager. */
@@ -64,9 +64,8 @@ export function runOnChannel(
 }
 
 /**
- * The voice agent's `task` call, run on the delivery channel: returns the inline answer,
- * the final value upstream turns into a deferred reply, or undefined when the manager
- * delivers the result itself.
+ * The voice agent's `task` call, run on the delivery channel: returns the inline answer, or
+ * undefined once the task ended in the background (the manager delivers its result).
  */
 export async function runVoiceTaskCall(
   host: TurnHost,
@@ -102,7 +101,6 @@ export async function runVoiceTaskCall(
     throw toToolError(err);
   }
   const delivery = host.delivery;
-  const channel = delivery.channel;
   // From here until this call returns, the call itself owns the task's delivery.
   task.waiter = true;
   try {
@@ -125,24 +123,10 @@ export async function runVoiceTaskCall(
       markReleased(host, task);
     }
 
-    const stops = [signal, host.callSignal];
-    await settledOr(task, stops);
-    if (task.settled && !task.claimed) {
-      // Wait for the batch, so results finishing together are spoken together.
-      await promiseOr(delivery.joinBatch(), stops);
-    }
-    if (
-      task.settled &&
-      !signal.aborted &&
-      task.notify &&
-      channel !== undefined &&
-      !channel.closed &&
-      delivery.claim(task)
-    ) {
-      // Upstream turns this final value into a deferred reply to the current agent.
-      channel.expectFinal(ctx.functionCall.callId, delivery.entry(task));
-      return taskToolOutput(snapshotOf(task));
-    }
+    // The result is delivered by the manager (held for a safe moment, then spoken), never
+    // as this call's final value: upstream would speak that as soon as the line is idle,
+    // even between a question and its answer.
+    await settledOr(task, [signal, host.callSignal]);
     return undefined;
   } finally {
     task.waiter = false;

@@ -7,6 +7,7 @@ import type { Clock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
 import type { FileBackend } from '../../tools/files/backend.js';
 import type { ReplyInstructions } from '../channel.js';
+import { DELIVER_AT, type DeliverAt } from '../floor.js';
 import type { DelegationStore } from '../record.js';
 import {
   type AnySubAgent,
@@ -82,9 +83,22 @@ export interface TaskManagerOptions {
   keepRunningAfterCall?: boolean;
   /**
    * Results ready within this long of the first one are spoken in one reply (default
-   * 250 ms on the call's clock; 0 speaks each as soon as the line is idle).
+   * 250 ms on the call's clock, cut short when no other task is queued or running; 0 hands
+   * each over at once).
    */
   coalesceMs?: number;
+  /**
+   * When a finished task's result is spoken (see {@link DeliverAt}): `step` (default) at the
+   * next safe moment, never between a question and its answer; `idle` only when no step is
+   * in progress; `interrupt` as soon as the line is idle, asking an open question again after.
+   */
+  deliverAt?: DeliverAt;
+  /**
+   * Words to say for a finished task instead of a reply the voice agent's model words (an
+   * IVR bot without a model, or a result that must be said exactly). Return undefined to let
+   * the model word that one. Per task: {@link StartTaskOptions.resultLine}.
+   */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
   /** Longest spoken summary (default 300 characters). */
   summaryChars?: number;
   /** The sentence suggested to the voice agent when a task goes to the background. */
@@ -108,6 +122,11 @@ export interface StartTaskOptions {
   model?: string;
   /** Speak the completion into the attached call (default: true when a call is attached). */
   notify?: boolean;
+  /**
+   * Words to say when the result is delivered (instead of a reply the model words), e.g.
+   * `(t) => \`Your complaint is filed: ${t.result?.summary}\``; overrides the manager's.
+   */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
 }
 
 /** `value` when it is a finite number of at least `min`, `fallback` when absent. */
@@ -138,6 +157,7 @@ export interface ManagerLimits {
   maxTurns: number;
   summaryChars: number;
   coalesceMs: number;
+  deliverAt: DeliverAt;
 }
 
 /** Checks the numeric options and fills in the defaults. */
@@ -157,7 +177,19 @@ export function managerLimits(options: TaskManagerOptions): ManagerLimits {
     maxTurns: positive('maxTurns', options.maxTurns, DEFAULT_MAX_TURNS),
     summaryChars: positive('summaryChars', options.summaryChars, DEFAULT_SUMMARY_CHARS, 20),
     coalesceMs: positive('coalesceMs', options.coalesceMs, DEFAULT_COALESCE_MS, 0),
+    deliverAt: deliverAtOf(options.deliverAt),
   };
+}
+
+function deliverAtOf(value: DeliverAt | undefined): DeliverAt {
+  if (value === undefined) return 'step';
+  if (!DELIVER_AT.includes(value)) {
+    throw new TasklineError(
+      'invalid_argument',
+      `deliverAt must be one of ${DELIVER_AT.join(', ')}, got ${JSON.stringify(value)}.`,
+    );
+  }
+  return value;
 }
 
 /** The sub-agent types a manager offers, by name: the general-purpose one unless turned off. */

@@ -7,7 +7,12 @@ import type { Clock, TimerHandle } from '../../core/clock.js';
 import { isTasklineError, TasklineError } from '../../core/errors.js';
 import { runSpecialist } from '../foreground.js';
 import { type HeadlessProgress, newProgress, SUBMIT_RESULT_TOOL } from '../runner.js';
-import { type AnySubAgent, isVoiceSpecialist, type VoiceSpecialistSpec } from '../subagent.js';
+import {
+  type AnySubAgent,
+  isVoiceSpecialist,
+  type SubAgentRunResult,
+  type VoiceSpecialistSpec,
+} from '../subagent.js';
 import type { TaskMode, TaskResult, TaskSnapshot, TaskStatus } from '../types.js';
 import { createWorkspace, type Workspace } from '../workspace.js';
 
@@ -36,6 +41,8 @@ export interface TaskState {
   waiter: boolean;
   /** Delivery was taken (inline answer, tool final, announcement, or none). */
   claimed: boolean;
+  /** The host's line for this task's result (see StartTaskOptions.resultLine). */
+  resultLine: ((task: TaskSnapshot) => string | undefined) | undefined;
   origin: voice.RunContext<unknown> | undefined;
   foreground: ((signal: AbortSignal) => Promise<unknown>) | undefined;
   model: llm.LLM | undefined;
@@ -50,6 +57,10 @@ export interface TaskState {
   children: number;
   /** Where this run's items start in its conversation (for the tools it called). */
   callsFrom: number;
+  /** Runs a recovered task's work instead of its sub-agent (see `TaskManager.recover`). */
+  recovered: ((signal: AbortSignal) => Promise<SubAgentRunResult<unknown>>) | undefined;
+  /** Tells the work's owner its result reached the caller (from the run's `delivered`). */
+  receipt: (() => void | Promise<void>) | undefined;
 }
 
 /** What a new task is asked to be (from the tool, the host, or a sub-agent). */
@@ -64,6 +75,10 @@ export interface CreateRequest {
   parentId?: string;
   origin: TaskSnapshot['origin'];
   notify: boolean;
+  /** Words to say when the result is delivered, instead of a reply the model words. */
+  resultLine?: (task: TaskSnapshot) => string | undefined;
+  /** Work recovered from an earlier job of the call, run instead of the sub-agent. */
+  recovered?: (signal: AbortSignal) => Promise<SubAgentRunResult<unknown>>;
 }
 
 /** A tool error the model can read, for a TasklineError; anything else unchanged. */
@@ -163,6 +178,7 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     notify: req.notify,
     waiter: false,
     claimed: !req.notify,
+    resultLine: req.resultLine,
     origin,
     foreground: undefined,
     model,
@@ -172,6 +188,8 @@ export function newTask(id: string, req: CreateRequest, fields: NewTaskFields): 
     settled: false,
     children: 0,
     callsFrom: conversation?.chatCtx.items.length ?? 0,
+    recovered: req.recovered,
+    receipt: undefined,
   };
   if (isVoiceSpecialist(spec) && origin) {
     const specialist = spec as VoiceSpecialistSpec<unknown>;

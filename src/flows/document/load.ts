@@ -4,6 +4,8 @@
  * wrong` — the document's shape and types, unknown tasks and names, a prebuilt task's
  * options, conditions, announce placeholders, and the graph (`validateFlow`: a branch to
  * nowhere, a loop with no way out, unreachable steps).
+ *
+ * Over 500 lines: one pass that keeps every problem's file:line while it builds the flow.
  */
 import { readFileSync, statSync } from 'node:fs';
 import type { z } from 'zod/v4';
@@ -14,7 +16,7 @@ import { type FlowBuilder, flow } from '../builder.js';
 import { type Condition, checkCondition } from '../conditions.js';
 import type { FlowMigration } from '../definition.js';
 import type { AnyStepSource } from '../infer.js';
-import type { Escalate, FlowLike, NextSpec, StepOptions } from '../types.js';
+import type { Escalate, FlowLike, NextSpec, RepairOptions, StepOptions } from '../types.js';
 import { type FlowIssue, validateFlow } from '../validate.js';
 import { explainAll } from './explain.js';
 import { type DocPath, Positions } from './positions.js';
@@ -258,7 +260,37 @@ function build(document: FlowDocument, options: LoadFlowOptions, error: Report):
       }
     }
   });
-  return builder;
+  return document.repair ? withRepair(builder, document, registry, error) : builder;
+}
+
+/** The document's `repair:` section on the flow, its transfer named in registry.escalations. */
+function withRepair(
+  builder: FlowBuilder,
+  document: FlowDocument,
+  registry: FlowRegistry,
+  error: Report,
+): FlowBuilder {
+  const declared = document.repair!;
+  const { human, ...rest } = declared;
+  const options: RepairOptions = { ...rest };
+  if (human === false) options.human = false;
+  else if (human !== undefined) {
+    const fn = registry.escalations?.[human.escalate];
+    if (typeof fn !== 'function') {
+      error(
+        ['repair', 'human', 'escalate'],
+        `unknown escalation "${human.escalate}"${known('escalations', registry.escalations)}`,
+      );
+      return builder;
+    }
+    options.human = { ...human, escalate: fn as Escalate<unknown> };
+  }
+  try {
+    return builder.repair(options);
+  } catch (e) {
+    error(['repair'], e instanceof Error ? e.message : String(e), true);
+    return builder;
+  }
 }
 
 /** Stands in for a step whose task could not be resolved, so the graph can still be checked. */
@@ -385,6 +417,7 @@ function stepOptionsOf(
     'timeoutMs',
     'context',
     'mask',
+    'repair',
   ] as const) {
     if (step[key] !== undefined) copy[key] = step[key];
   }

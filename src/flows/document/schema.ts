@@ -143,6 +143,65 @@ function build() {
 
   const CONTEXTS = ['summary', 'full', 'model-summary'] as const;
 
+  const keySchema = z
+    .string()
+    .regex(/^[0-9*#A-D]$/, 'one key: 0-9, *, #, A-D')
+    .meta({ description: 'One keypad key.' });
+  const wordsSchema = z.array(z.string().min(1).max(64)).max(50);
+
+  /** A flow's repair patterns, heard in every step (see docs/flows.md). */
+  const repairSchema = z
+    .strictObject({
+      correct: z.boolean().optional().meta({
+        description: '"actually my zip code is 94110": the earlier step reads the new answer.',
+      }),
+      repeat: z
+        .union([z.boolean(), z.strictObject({ key: keySchema.optional() })])
+        .optional()
+        .meta({ description: '"can you say that again" (and a key): the question again.' }),
+      skip: z.boolean().optional().meta({ description: '"skip": skips a skippable step.' }),
+      cancel: z
+        .union([z.boolean(), z.strictObject({ confirm: z.boolean().optional() })])
+        .optional()
+        .meta({ description: '"stop", "I want to hang up": ends the call (confirmed first).' }),
+      human: z
+        .union([
+          z.literal(false),
+          z.strictObject({
+            escalate: nameSchema.meta({ description: 'The transfer (registry.escalations).' }),
+            words: wordsSchema.optional(),
+            key: keySchema.optional(),
+          }),
+        ])
+        .optional()
+        .meta({ description: '"agent", "can I talk to a pharmacist", a key: the transfer.' }),
+      lines: z
+        .strictObject({
+          corrected: z.string().min(1).max(500).optional(),
+          pathChanged: z.string().min(1).max(500).optional(),
+          cannotSkip: z.string().min(1).max(500).optional(),
+          confirmCancel: z.string().min(1).max(500).optional(),
+          carryOn: z.string().min(1).max(500).optional(),
+          humanUnavailable: z.string().min(1).max(500).optional(),
+        })
+        .optional(),
+    })
+    .meta({ id: 'repair' });
+
+  /** A step's say on the flow's repairs. */
+  const stepRepairSchema = z
+    .strictObject({
+      correct: z.boolean().optional(),
+      repeat: z.boolean().optional(),
+      skip: z.boolean().optional(),
+      cancel: z.boolean().optional(),
+      human: z.boolean().optional(),
+      names: z.array(z.string().min(1).max(64)).min(1).max(20).optional().meta({
+        description: 'What callers call this answer in a correction ("zip", "zip code").',
+      }),
+    })
+    .meta({ description: "Turns any of the flow's repairs off for this step; its names." });
+
   /** One step of a document. */
   const stepDocumentSchema = z
     .strictObject({
@@ -182,6 +241,7 @@ function build() {
         .boolean()
         .optional()
         .meta({ description: 'The answer is a secret: never checkpointed in clear.' }),
+      repair: stepRepairSchema.optional(),
     })
     .meta({ id: 'step' });
 
@@ -201,6 +261,7 @@ function build() {
       context: z.enum(CONTEXTS).optional(),
       maxBackSteps: z.int().min(0).max(20).optional(),
       maxStepRuns: z.int().min(1).max(1000).optional(),
+      repair: repairSchema.optional(),
       steps: z.array(stepDocumentSchema).min(1),
     })
     .meta({
@@ -216,6 +277,7 @@ function build() {
     table: tableSchema,
     next: nextSchema,
     step: stepDocumentSchema,
+    repair: repairSchema,
     document: flowDocumentSchema,
   };
 }

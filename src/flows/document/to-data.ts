@@ -10,6 +10,7 @@ import { TasklineError } from '../../core/errors.js';
 import { sourceMasked } from '../answer-check.js';
 import type { FlowDefinition, StepDef } from '../definition.js';
 import { isPick, isWhen } from '../graph.js';
+import type { FlowRepair } from '../types.js';
 import { prebuiltOrigin } from './prebuilt.js';
 import { type FlowRegistry, nameIn } from './registry.js';
 import type { FlowDocument, NextDocument, StepDocument } from './schema.js';
@@ -46,6 +47,7 @@ export function toData(
     ...(typeof o.context === 'string' ? { context: o.context } : {}),
     ...(o.maxBackSteps !== undefined ? { maxBackSteps: o.maxBackSteps } : {}),
     ...(o.maxStepRuns !== undefined ? { maxStepRuns: o.maxStepRuns } : {}),
+    ...(def.repair ? { repair: repairData(def.repair, registry, (p) => problems.push(p)) } : {}),
     steps: def.steps.map((step) =>
       stepData(step, registry, (p) => problems.push(`step "${step.id}": ${p}`)),
     ),
@@ -113,6 +115,7 @@ function stepData(
   if (typeof step.context === 'string') out.context = step.context;
   else if (step.context !== undefined) problem('a context function has no data form');
   if (step.masked !== sourceMasked(source)) out.mask = step.masked;
+  if (step.repair !== undefined) out.repair = { ...step.repair } as StepDocument['repair'];
   if (step.schema !== undefined) {
     problem('its own schema has no data form: register a task that carries it (registry.tasks)');
   }
@@ -150,4 +153,26 @@ function nextData(
     };
   }
   return { ...(next as Record<string, string>) };
+}
+
+/** A flow's repairs as a document's `repair:` section (the transfer by its registry name). */
+function repairData(
+  repair: FlowRepair,
+  registry: FlowRegistry,
+  problem: (p: string) => void,
+): NonNullable<FlowDocument['repair']> {
+  const { human, ...rest } = repair.declared;
+  const out = { ...rest } as NonNullable<FlowDocument['repair']>;
+  if (human === false) out.human = false;
+  else if (human !== undefined) {
+    const name = nameIn(registry.escalations, human.escalate);
+    if (name) {
+      out.human = {
+        escalate: name,
+        ...(human.words ? { words: [...human.words] } : {}),
+        ...(human.key !== undefined ? { key: human.key } : {}),
+      };
+    } else problem('the flow: its repair transfer (human.escalate) is not in registry.escalations');
+  }
+  return out;
 }

@@ -28,12 +28,14 @@ export class AgentSpeaker extends voice.AudioOutput {
   readonly played: AgentAudio[] = [];
   /**
    * Emits "start" with the AgentAudio when agent audio begins, "frame" for each frame with
-   * when it plays (performance.now() time), and "cut" with the time agent audio was cut off.
+   * when it plays (performance.now() time; not the frames of a cut segment still arriving),
+   * "cut" with the time agent audio was cut off, and "end" when a stretch ends.
    */
   readonly events = new EventEmitter<{
     start: [AgentAudio];
     frame: [AudioFrame, number];
     cut: [number];
+    end: [AgentAudio];
   }>();
   private current: Playing | undefined;
   /** After an interruption, frames of the cut segment still arriving are dropped until flush. */
@@ -97,5 +99,6 @@ export class AgentSpeaker extends voice.AudioOutput {
     this.current = undefined;
     if (interrupted) this.events.emit('cut', now);
     this.onPlaybackFinished({ playbackPosition: playedMs / 1000, interrupted });
+    this.events.emit('end', segment);
   }
 }

@@ -5,6 +5,8 @@
  * the call context while the agent talks, talks over the agent for a barge-in, records what
  * the agent's recogniser heard beside the scripted words, and measures each turn from the
  * end of the caller's speech to the first agent audio.
+ *
+ * Over 500 lines: one real-time turn loop whose waits (prompt, floor, quiet, transcripts) share its timing state.
  */
 import { performance } from 'node:perf_hooks';
 import { voice } from '@livekit/agents';
@@ -17,6 +19,7 @@ import {
   promptHints,
 } from '../../core/recognizer-hints.js';
 import { phraseWords } from '../../testing/hint-grammar.js';
+import { agentListening } from '../../testing/listening.js';
 import type { TranscriptLine } from '../../testing/simulated-caller.js';
 import type { CallerSpeech, TranscriptionEvent } from '../../testing/speech-endpoints.js';
 import { speak, type Voice } from '../../testing/voices.js';
@@ -124,6 +127,10 @@ export class AudioDriver implements CallDriver {
   /** Caller lines said while a secret was expected: what was heard is masked too. */
   private readonly masked = new WeakSet<TranscriptLine>();
   private closed = false;
+  /** Caller turns the agent has taken (user messages committed to the conversation). */
+  private heard = 0;
+  /** When the agent last took the caller's words (performance.now()). */
+  private takenAt = 0;
   private readonly closedPromise: Promise<void>;
   private readonly quietMs: number;
   private readonly answerWithinMs: number;
@@ -157,6 +164,10 @@ export class AudioDriver implements CallDriver {
     session.on(voice.AgentSessionEventTypes.ConversationItemAdded, (ev) => {
       visit();
       const item = ev.item;
+      if (item.type === 'message' && item.role === 'user') {
+        this.heard += 1;
+        this.takenAt = performance.now();
+      }
       if (item.type === 'message' && item.role === 'assistant' && item.textContent) {
         // Upstream keeps the whole text of a cut-off line (no word timing here): mark it.
         // The line is dated when the agent started saying it (upstream's createdAt), so a
@@ -190,9 +201,34 @@ export class AudioDriver implements CallDriver {
         this.stopHints = applyRecognizerHints(this.call, promptHints(stt as PromptableStt));
       }
     }
+    let spoke = false;
+    const onSpeech = () => {
+      spoke = true;
+    };
+    this.session.on(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
     await this.session.start({ agent });
     this.line.start();
-    await this.afterTurn(performance.now(), first);
+    const since = performance.now();
+    // An outbound bot speaks second: it dials, then listens. When it has said nothing and
+    // waits for the far end (quietly, for `quietMs`), the first turn starts at once instead
+    // of after `answerWithinMs` of waiting for a greeting.
+    let listeningSince: number | undefined;
+    await this.until(() => {
+      if (this.closed || this.speaker.played.some((p) => p.startedAt >= since)) return true;
+      const listening =
+        !spoke &&
+        this.call.isWaitingForCaller &&
+        IDLE.has(this.session.agentState) &&
+        !this.speaker.playing;
+      const now = performance.now();
+      listeningSince = listening ? (listeningSince ?? now) : undefined;
+      return (
+        (listeningSince !== undefined && now - listeningSince >= this.quietMs) ||
+        now - since >= this.answerWithinMs
+      );
+    }, 'the agent to greet or to listen');
+    this.session.off(voice.AgentSessionEventTypes.SpeechCreated, onSpeech);
+    if (spoke || this.speaker.played.length > 0) await this.afterTurn(since, first);
   }
 
   async perform(turn: TurnSpec, _index: number, next: TurnSpec | undefined): Promise<TurnMeasure> {
@@ -204,15 +240,18 @@ export class AudioDriver implements CallDriver {
       await this.bounded(this.closedPromise, 'the session to close after the hang-up');
       return { interruptions: this.interruptions() - interruptedBefore };
     }
+    const heardBefore = this.heard;
     if ('say' in turn) {
       const words =
         turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
       endedAt = await this.say(words, turn);
       this.lastSpeechEndedAt = endedAt;
+      await this.taken(heardBefore);
     } else if ('barge_in' in turn) {
       await this.intoPrompt(turn.after, 'barge_in');
       endedAt = await this.say(turn.barge_in, turn);
       this.lastSpeechEndedAt = endedAt;
+      await this.taken(heardBefore);
     } else if ('keys' in turn) {
       if (turn.after !== undefined) await this.intoPrompt(turn.after, 'keys');
       endedAt = await this.press(
@@ -221,12 +260,18 @@ export class AudioDriver implements CallDriver {
         turn.mask,
       );
       this.lastSpeechEndedAt = undefined;
+    } else if ('tone' in turn) {
+      endedAt = await this.tone(turn.tone.hz, turn.tone.ms);
+      this.lastSpeechEndedAt = undefined;
     } else {
       const ms = durationMs(turn.silence);
       this.note(`(silence ${ms} ms)`, 'silence');
       await this.wait(ms);
     }
-    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next);
+    // The answer to spoken words comes after the agent took them: an acknowledgement said
+    // while the caller's turn was open ("Okay.") is not the answer to wait for.
+    const answerAfter = this.heard > heardBefore ? this.takenAt : undefined;
+    const answeredAt = await this.afterTurn(endedAt ?? performance.now(), next, answerAfter);
     return {
       ...(endedAt !== undefined && answeredAt !== undefined
         ? { latencyMs: answeredAt - endedAt }
@@ -333,6 +378,35 @@ export class AudioDriver implements CallDriver {
     this.closeHandlers.push(fn);
   }
 
+  /** Plays a sine tone (a voicemail's beep) on the line; resolves when its last sample was sent. */
+  private async tone(hz: number, ms: number): Promise<number> {
+    const rate = this.line.sampleRate;
+    const samples = new Int16Array(Math.round((rate * ms) / 1000));
+    for (let i = 0; i < samples.length; i++) {
+      samples[i] = Math.round(0.3 * 32767 * Math.sin((2 * Math.PI * hz * i) / rate));
+    }
+    this.note(`(tone ${hz} Hz, ${ms} ms)`, 'tone');
+    const played = await this.bounded(
+      this.line.speak({ samples, sampleRate: rate }),
+      'the tone to play',
+    );
+    return played.endedAt;
+  }
+
+  /**
+   * Waits until the agent has taken the caller's words as a turn (its user message is in the
+   * conversation), so a slow end of turn or transcription is not mistaken for the agent
+   * listening again. Bounded by `answerWithinMs`: speech the agent never hears (during
+   * upstream's echo warm-up) leaves the turn to the usual waits.
+   */
+  private async taken(heardBefore: number): Promise<void> {
+    const deadline = performance.now() + this.answerWithinMs;
+    await this.until(
+      () => this.closed || this.heard > heardBefore || performance.now() >= deadline,
+      "the agent to take the caller's words",
+    );
+  }
+
   /** Presses keys `gapMs` apart through the call context; resolves at the last key. */
   private async press(keys: string, gapMs: number, mask: boolean | undefined): Promise<number> {
     const shown = (mask ?? this.call.expectsSecret) ? '*'.repeat(keys.length) : keys;
@@ -374,14 +448,23 @@ export class AudioDriver implements CallDriver {
 
   /**
    * After the caller's input ended at `since`: waits for the agent to start answering (at
-   * most `answerWithinMs`), then, unless the next turn talks over it, for it to go quiet.
-   * Returns when the first agent audio after `since` started, if any.
+   * most `answerWithinMs`; audio from `answerAfter` on, when the agent took spoken words
+   * then), then, unless the next turn talks over it, for it to go quiet. Returns when the
+   * first agent audio after `since` started, if any (an acknowledgement counts: the caller
+   * hears it).
    */
-  private async afterTurn(since: number, next: TurnSpec | undefined): Promise<number | undefined> {
-    const firstAudioAfter = () => this.speaker.played.find((p) => p.startedAt >= since)?.startedAt;
+  private async afterTurn(
+    since: number,
+    next: TurnSpec | undefined,
+    answerAfter = since,
+  ): Promise<number | undefined> {
+    const audioFrom = (t: number) => this.speaker.played.find((p) => p.startedAt >= t)?.startedAt;
+    const firstAudioAfter = () => audioFrom(since);
+    // A tone is the far end's recording going on (a voicemail's beep): it never waits for the bot.
+    if (next && typeof next !== 'string' && 'tone' in next) return undefined;
     const deadline = performance.now() + this.answerWithinMs;
     await this.until(
-      () => this.closed || firstAudioAfter() !== undefined || performance.now() >= deadline,
+      () => this.closed || audioFrom(answerAfter) !== undefined || performance.now() >= deadline,
       'the agent to answer',
     );
     if (!overlaps(next)) await this.quiet();
@@ -393,11 +476,13 @@ export class AudioDriver implements CallDriver {
     let quietSince: number | undefined;
     await this.until(() => {
       if (this.closed) return true;
+      // Listening, not merely silent: an onEnter still at work (a store opening before a
+      // flow) has not handed the turn over, however long the pause (see agentListening).
       const still =
         !this.speaker.playing &&
         !this.line.speaking &&
-        !this.call.isBusy &&
         IDLE.has(this.session.agentState) &&
+        agentListening(this.session, this.call) &&
         this.session.userState !== 'speaking';
       const now = performance.now();
       if (!still) quietSince = undefined;

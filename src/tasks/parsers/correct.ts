@@ -8,7 +8,7 @@ import { spokenDigits } from './digits.js';
 import { parseCardinal } from './numerals.js';
 import { invalid, match, nomatch, type ParseResult } from './result.js';
 import { normalize, plainWords } from './words.js';
-import { yesNo } from './yesNo.js';
+import { yesNo } from './yes-no.js';
 
 /** Levenshtein distance of two short strings. */
 export function editDistance(a: string, b: string): number {

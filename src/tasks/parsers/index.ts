@@ -20,12 +20,19 @@ export {
   spokenDigits,
 } from './digits.js';
 export { email } from './email.js';
-export { type FreeTextOptions, freeText } from './freeText.js';
+export { type FreeTextOptions, freeText } from './free-text.js';
 export { type LikertOptions, likert } from './likert.js';
 export { name, type PersonName, spelledWord } from './name.js';
 export { type NumberOptions, number } from './number.js';
 export { type PhoneOptions, phone } from './phone.js';
 export { refusal } from './refusal.js';
+export {
+  REPAIR_KINDS,
+  type RepairKind,
+  type RepairParseOptions,
+  type RepairRequest,
+  repair,
+} from './repair.js';
 export {
   alternatives,
   approximately,
@@ -45,4 +52,4 @@ export {
   spellLetters,
 } from './spell.js';
 export { type TimeOptions, time } from './time.js';
-export { yesNo } from './yesNo.js';
+export { yesNo } from './yes-no.js';

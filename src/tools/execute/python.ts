@@ -12,6 +12,8 @@
  * enforces it, the whole process's data segment (`ulimit -d`), which also bounds what
  * JavaScript allocates for Python. A crash is its own outcome (`stopped: 'crashed'`, exit code 125, with the error), and
  * the files the run wrote are saved when the interpreter could still hand them back.
+ *
+ * Over 500 lines: the parent side of one child protocol (start, sync in, run, sync out, stop) reads best in one file.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';

@@ -108,7 +108,7 @@ export async function runJob(
   sim: SimulatedLiveKit,
   agent: AgentDefinition,
   roomName: string,
-  options: { jobId?: string; prewarm?: boolean } = {},
+  options: { jobId?: string; prewarm?: boolean; metadata?: string } = {},
 ): Promise<JobRun> {
   const proc = new JobProcess();
   if (options.prewarm) await agent.prewarm?.(proc);
@@ -119,6 +119,7 @@ export async function runJob(
     acceptArguments: { name: 'taskline', identity, metadata: '' },
     job: new Job({
       id: jobId,
+      metadata: options.metadata ?? '',
       room: new ProtoRoom({ name: roomName, sid: sim.rooms.room(roomName).sid }),
     }),
     url: sim.url,

@@ -279,6 +279,10 @@ async function perform(line: ScenarioLine, turn: TurnSpec): Promise<void> {
     await new Promise((r) => setTimeout(r, durationMs(turn.silence)));
     return;
   }
+  if ('tone' in turn) {
+    // A far end's recording (a voicemail's beep) is played in text and audio mode only.
+    throw new Error('a tone turn cannot be played by a room caller (run it with taskline test)');
+  }
   return line.say(turn.barge_in);
 }
 

@@ -349,7 +349,7 @@ export class SipPhone {
     this.command('dial', uri);
   }
 
-  /** Hangs up the current call (a BYE). */
+  /** Hangs up the current call (a BYE); a call still ringing is rejected (486 Busy Here). */
   hangup(): void {
     this.command('hangup');
   }
@@ -370,6 +370,11 @@ export class SipPhone {
       this.hangup();
       await this.event('CALL_CLOSED', timeoutMs, from).catch(() => undefined);
     }
+  }
+
+  /** Answers the call ringing now (for a phone without `answer: true`). */
+  accept(): void {
+    this.command('accept');
   }
 
   /**

@@ -64,6 +64,11 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
 /** Room-entry options building each call's session as described in this file's header. */
 export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
   return {
+    // Loaded while the job process waits for a job, as roomAgent's own prewarm does.
+    prewarm: async () => {
+      vad ??= silero.VAD.load();
+      await vad;
+    },
     createSession: async () => {
       vad ??= silero.VAD.load();
       const demo = await loadCallDemo(module);
@@ -108,7 +113,8 @@ const JOB_PROCESS_LOAD_MS = 120_000;
  * processes kept ready (TASKLINE_E2E_IDLE_PROCESSES, default 1) with a load bound that fits
  * the machine, and from the harness its health port and its agent name
  * (TASKLINE_E2E_AGENT_NAME: on the suite's shared server each file's workers have names of
- * their own).
+ * their own), and a bound on a job process's prewarm (loading VAD) that a machine shared by
+ * many processes meets (upstream's 10 s default times out every process there).
  */
 export function e2eServerOptions(fileUrl: string, agentName: string): ServerOptions {
   const options = roomServerOptions(fileUrl, {

@@ -4,6 +4,7 @@ import {
   type BoundedClient,
   PgGate,
   type PostgresTimeouts,
+  quoteTable,
   resolvePgTimeouts,
 } from '../../../core/postgres.js';
 import {
@@ -43,20 +44,6 @@ interface SnapshotDbRow {
 
 interface ContentDbRow extends MetaDbRow {
   content: string;
-}
-
-const IDENT = /^[A-Za-z_][A-Za-z0-9_]{0,62}$/;
-
-function quoteTable(table: string): string {
-  const parts = table.split('.');
-  if (parts.length > 2 || !parts.every((p) => IDENT.test(p))) {
-    throw new TasklineError(
-      'invalid_argument',
-      `Table name ${JSON.stringify(table)} is not allowed; use letters, digits and "_" ` +
-        '(optionally "schema.table").',
-    );
-  }
-  return parts.map((p) => `"${p}"`).join('.');
 }
 
 /**

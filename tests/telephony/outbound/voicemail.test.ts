@@ -1,0 +1,183 @@
+// Calling out in text mode: who answered (a person, a voicemail, a full mailbox, an IVR,
+// nobody) and leaving a voicemail after the beep, after silence, never on a full mailbox,
+// and what happens when the line drops. The simulated caller plays the far end: its words
+// are the far end's transcripts, its `tone` the beep the audio tap would report.
+import { afterEach, describe, expect, it } from 'vitest';
+import { farEndOf } from '../../../src/telephony/outbound/far-end.js';
+import type { SimulatedCaller } from '../../../src/testing/simulated-caller.js';
+import { MESSAGE, Reminder, startReminder } from './helpers.js';
+
+let caller: SimulatedCaller | undefined;
+afterEach(async () => {
+  await caller?.close();
+  caller = undefined;
+});
+
+const GREETING = "Hi, you've reached Sam. Please leave a message after the tone.";
+
+describe('callOut: who answered', () => {
+  it('a person saying "hello?" is a person, never a voicemail, and nothing is left', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    expect(agent.dialer.requests).toEqual([{ to: '+15550123' }]);
+    await caller.say('Hello?');
+    expect(agent.answered).toMatchObject({
+      status: 'human',
+      greeting: 'Hello?',
+      participantIdentity: 'callee',
+    });
+    expect(agent.voicemail).toBeUndefined();
+    expect(caller.agentLines).toEqual([]);
+  });
+
+  it('an IVR menu is an IVR', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    await caller.say('Thank you for calling Maple Court. For reception, press 1.');
+    expect(agent.answered).toMatchObject({ status: 'ivr', reason: 'heard "press 1"' });
+  });
+
+  it('a greeting that says nothing decisive settles as answered once the line is quiet', async () => {
+    const agent = new Reminder({ call: { decideAfterMs: 3000 } });
+    caller = await startReminder(agent);
+    await caller.say('Maple Court.');
+    await caller.silence(2999);
+    expect(agent.answered).toBeUndefined();
+    await caller.silence(1);
+    expect(agent.answered).toMatchObject({
+      status: 'answered',
+      reason: 'the greeting did not say who answered',
+    });
+  });
+
+  it('silence after the answer settles as answered after noSpeechMs', async () => {
+    const agent = new Reminder({ call: { noSpeechMs: 5000 } });
+    caller = await startReminder(agent);
+    await caller.silence(5000);
+    expect(agent.answered).toMatchObject({
+      status: 'answered',
+      reason: 'no words within 5000 ms of the answer',
+    });
+  });
+
+  it('sound on the line not yet placed as speech defers "no words"; the words then decide', async () => {
+    const agent = new Reminder({ call: { noSpeechMs: 5000 } });
+    caller = await startReminder(agent);
+    await caller.silence(4000);
+    // The audio tap heard sound that speech detection has not reported (it runs behind).
+    farEndOf(caller.session).heardSound(500);
+    await caller.silence(4000);
+    expect(agent.answered).toBeUndefined();
+    await caller.say('Hello?');
+    expect(agent.answered).toMatchObject({ status: 'human', greeting: 'Hello?' });
+  });
+
+  it.each([
+    [486, 'Busy Here', 'busy'],
+    [603, 'Decline', 'busy'],
+    [480, 'Temporarily Unavailable', 'no_answer'],
+    [404, 'Not Found', 'failed'],
+  ] as const)('a %i reads as %s, with the SIP status', async (code, phrase, status) => {
+    const agent = new Reminder({
+      answer: (to) => ({
+        status: code === 486 || code === 603 ? 'busy' : code === 480 ? 'no_answer' : 'failed',
+        to,
+        sipStatusCode: code,
+        sipStatus: phrase,
+        reason: 'x',
+      }),
+    });
+    caller = await startReminder(agent);
+    expect(agent.answered).toMatchObject({ status, sipStatusCode: code, sipStatus: phrase });
+  });
+});
+
+describe('leaveVoicemail', () => {
+  it('speaks the message once, right after the beep, and hangs up', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    await caller.say(GREETING);
+    expect(agent.answered).toMatchObject({ status: 'voicemail', canLeaveMessage: true });
+    await caller.silence(600);
+    expect(caller.agentLines).toEqual([]);
+    await caller.tone(1000, 400);
+    expect(caller.agentLines).toEqual([MESSAGE]);
+    expect(agent.voicemail).toMatchObject({ status: 'left', message: MESSAGE, beep: { hz: 1000 } });
+    expect(caller.endedBy).toBe('bot');
+  });
+
+  it('with no beep, speaks once the greeting has ended and the line stayed quiet', async () => {
+    const agent = new Reminder({ voicemail: { quietMs: 2500 } });
+    caller = await startReminder(agent);
+    await caller.say("Hi, you've reached Sam. I can't take your call right now.");
+    await caller.say('Leave your name and number.');
+    await caller.silence(2499);
+    expect(caller.agentLines).toEqual([]);
+    await caller.silence(1);
+    expect(caller.agentLines).toEqual([MESSAGE]);
+    expect(agent.voicemail).toMatchObject({
+      status: 'no_beep',
+      reason: 'no beep; the line was quiet for 2500 ms',
+    });
+  });
+
+  it('a tone that is no beep (too high, too short) is not taken for one', async () => {
+    const agent = new Reminder({ voicemail: { quietMs: 2500 } });
+    caller = await startReminder(agent);
+    await caller.say(GREETING);
+    await caller.tone(3000, 400);
+    await caller.tone(1000, 100);
+    expect(caller.agentLines).toEqual([]);
+    await caller.tone(850, 250);
+    expect(agent.voicemail).toMatchObject({ status: 'left', beep: { hz: 850, durationMs: 250 } });
+  });
+
+  it('a full mailbox gets no message, and the call ends', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    await caller.say(
+      'The mailbox of the person you are calling is full and cannot accept new messages. Goodbye.',
+    );
+    expect(agent.answered).toMatchObject({ status: 'voicemail', canLeaveMessage: false });
+    expect(agent.voicemail).toMatchObject({ status: 'mailbox_full' });
+    expect(caller.agentLines).toEqual([]);
+    expect(caller.endedBy).toBe('bot');
+  });
+
+  it('a mailbox that says it is full after the greeting gets no message either', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    await caller.say("You've reached the voicemail of Sam.");
+    await caller.say('Sorry, this mailbox is full.');
+    expect(agent.voicemail).toMatchObject({
+      status: 'mailbox_full',
+      heard: "You've reached the voicemail of Sam. Sorry, this mailbox is full.",
+    });
+    expect(caller.agentLines).toEqual([]);
+  });
+
+  it('hangs up without speaking when the far end hangs up before the beep', async () => {
+    const agent = new Reminder();
+    caller = await startReminder(agent);
+    await caller.say(GREETING);
+    await caller.hangup();
+    expect(agent.voicemail).toEqual({ status: 'hangup', reason: 'caller hung up', spoken: false });
+    expect(caller.agentLines).toEqual([]);
+  });
+
+  it('speaks after maxWaitMs when the greeting never ends', async () => {
+    const agent = new Reminder({ voicemail: { maxWaitMs: 20_000, quietMs: 2500 } });
+    caller = await startReminder(agent);
+    await caller.say(GREETING);
+    // The far end keeps talking: every utterance re-arms the quiet wait.
+    for (let i = 0; i < 10; i++) {
+      await caller.silence(2000);
+      await caller.say('Your call is important to us.');
+    }
+    expect(caller.agentLines).toEqual([MESSAGE]);
+    expect(agent.voicemail).toMatchObject({
+      status: 'no_beep',
+      reason: 'the greeting had not ended after 20000 ms',
+    });
+  });
+});
