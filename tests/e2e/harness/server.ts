@@ -4,8 +4,9 @@
  * devkey / secret) with this suite's own ports from a config file, and stopped by PID.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { logChild } from './child-log.js';
 import { freeTcpPort, freeUdpPort } from './ports.js';
 
 /** Where the suite's logs and config go (kept after the run, for a failed CI job). */
@@ -166,12 +167,10 @@ export async function startLiveKitServer(
   const config = join(E2E_DIR, `livekit-${ports.http}.yaml`);
   const log = join(E2E_DIR, `livekit-server-${ports.http}.log`);
   writeFileSync(config, configYaml(options));
-  const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--dev', '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
+  logChild(child, log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const httpUrl = `http://127.0.0.1:${ports.http}`;
   try {
@@ -193,13 +192,11 @@ export async function startLiveKitServer(
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
-      out.end();
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGKILL');
       await exited;
-      out.end();
     },
   };
 }

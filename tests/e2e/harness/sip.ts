@@ -8,12 +8,13 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SipClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, inject } from 'vitest';
 import { encodeWav, synthesize } from '../../../src/testing/espeak.js';
+import { logChild } from './child-log.js';
 import type { LiveKitSuite } from './index.js';
 import type { ScenarioLine } from './scenario.js';
 import { E2E_DIR, type LiveKitServer } from './server.js';
@@ -122,17 +123,13 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       '',
     ].join('\n'),
   );
-  const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const listeners = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', (chunk: Buffer) => {
-      out.write(chunk);
-      lines.push(...chunk.toString().split('\n'));
-      for (const l of listeners) l();
-    });
-  }
+  logChild(child, log, (line) => {
+    lines.push(line);
+    for (const l of listeners) l();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await waitFor(
@@ -155,7 +152,6 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
-      out.end();
     },
   };
 }
@@ -281,10 +277,8 @@ export class SipPhone {
       join(dir, 'accounts'),
       `<sip:${options.number}@127.0.0.1:${options.port}>;regint=0${options.answer ? ';answermode=auto' : ''}\n`,
     );
-    const log = createWriteStream(join(dir, 'baresip.log'));
     const child = spawn('baresip', ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    logChild(child, join(dir, 'baresip.log'));
     const phone = new SipPhone(child, dir, options);
     await phone.connectCtrl();
     return phone;

@@ -6,11 +6,10 @@
  * `stop()` ends one gracefully, `kill()` with SIGKILL (a crashed worker).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { TransferResult } from '../../../src/telephony/transfer.js';
 import { RESULT_PREFIX } from '../workers/session.js';
+import { logChild } from './child-log.js';
 import { freeTcpPort } from './ports.js';
 import type { LiveKitServer } from './server.js';
 import { E2E_DIR } from './server.js';
@@ -73,7 +72,6 @@ export interface Worker {
 /** Starts a worker process and waits until it registered with the server. */
 export async function startWorker(server: LiveKitServer, options: WorkerOptions): Promise<Worker> {
   const logPath = join(E2E_DIR, `worker-${options.agentName}-${process.pid}-${++started}.log`);
-  const log: WriteStream = createWriteStream(logPath, { flags: 'a' });
   const child: ChildProcess = spawn(TSX, [options.file, 'start', '--log-level', 'debug'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: stopping the worker also reaches the job processes it forked.
@@ -91,17 +89,13 @@ export async function startWorker(server: LiveKitServer, options: WorkerOptions)
   });
   const lines: string[] = [];
   const listeners = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => {
-      lines.push(line);
-      log.write(`${line}\n`);
-      for (const l of listeners) l();
-    });
-  }
+  // Kept until its job processes (which print to the same pipes) are gone too.
+  logChild(child, logPath, (line) => {
+    lines.push(line);
+    for (const l of listeners) l();
+  });
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {
-      log.end();
       for (const l of listeners) l();
       resolve(code);
     }),
