@@ -21,7 +21,6 @@ import { E2E_DIR, liveKitSuite, liveKitUnavailable, type Worker } from './harnes
 import {
   SipPhone as Phone,
   phonePorts,
-  REDIS_ADDRESS,
   type SipPhone,
   sipServiceFor,
   sipUnavailable,
@@ -34,7 +33,7 @@ const CLINIC = '+15550100';
 const skip = (await liveKitUnavailable()) ?? (await sipUnavailable());
 
 describe.skipIf(skip)('calling out through livekit-sip to a SIP phone (baresip)', () => {
-  const lk = liveKitSuite({ redis: REDIS_ADDRESS });
+  const lk = liveKitSuite({ sip: true });
   sipServiceFor(lk);
   let trunkId: string;
   let worker: Worker;

@@ -17,7 +17,6 @@ import {
   inboundRoute,
   phoneLine,
   phonePorts,
-  REDIS_ADDRESS,
   SIP_PORTS,
   SipPhone,
   sipServiceFor,
@@ -48,7 +47,7 @@ const NOT_YET: Record<string, string> = {
 const skip = (await liveKitUnavailable()) ?? (await sipUnavailable());
 
 describe.skipIf(skip)('ivr-bank answers a real SIP call (livekit-sip, baresip)', () => {
-  const lk = liveKitSuite({ redis: REDIS_ADDRESS });
+  const lk = liveKitSuite({ sip: true });
   sipServiceFor(lk);
   let worker: Worker;
   let route: Awaited<ReturnType<typeof inboundRoute>>;

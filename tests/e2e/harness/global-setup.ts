@@ -1,21 +1,17 @@
 /**
  * The e2e suite's shared parts, started once for all its files (vitest `globalSetup`): one
- * livekit-server on the suite's ports (through Redis when Redis answers, so livekit-sip
- * can reach it) and, when a SIP call can be made here, one livekit-sip beside it. Files run
+ * livekit-server on the suite's ports and, when a SIP call can be made here, a Redis of the
+ * suite's own (harness/redis.ts: never the machine's, whose pub/sub other suites share) that
+ * the server routes through and one livekit-sip beside it; all stopped by PID after the run. Files run
  * at the same time against them, each with its own workers (agent names of their own),
  * rooms, trunks and phones; a file that kills its server starts one of its own
  * (`liveKitSuite({ ownServer: true })`). What is missing is left to the files, which skip
  * with the reason (or fail under CI=true).
  */
 import type { TestProject } from 'vitest/node';
-import { serverBinary, startLiveKitServer } from './server.js';
-import {
-  REDIS_ADDRESS,
-  redisAnswers,
-  type SipService,
-  sipProblem,
-  startSipService,
-} from './sip.js';
+import { type SuiteRedis, startRedis } from './redis.js';
+import { type LiveKitServer, serverBinary, startLiveKitServer } from './server.js';
+import { type SipService, sipProblem, startSipService } from './sip.js';
 
 /** What the global setup hands the files (`inject('liveKitShared')`). */
 export interface SharedLiveKit {
@@ -44,15 +40,18 @@ export default async function setup(project: TestProject): Promise<() => Promise
     project.provide('liveKitShared', null);
     return async () => undefined;
   }
-  const redis = (await redisAnswers()) ? REDIS_ADDRESS : undefined;
-  const server = await startLiveKitServer(binary.path, { redis });
+  const redis: SuiteRedis | undefined = (await sipProblem()) ? undefined : await startRedis();
+  let started: LiveKitServer | undefined;
   let sip: SipService | undefined;
   try {
-    if (redis && !(await sipProblem())) sip = await startSipService(server);
+    started = await startLiveKitServer(binary.path, { redis: redis?.address });
+    if (redis) sip = await startSipService(started, redis.address);
   } catch (error) {
-    await server.stop();
+    await started?.stop();
+    await redis?.stop();
     throw error;
   }
+  const server = started;
   const { url, httpUrl, apiKey, apiSecret, pid, log } = server;
   project.provide('liveKitShared', {
     url,
@@ -61,11 +60,12 @@ export default async function setup(project: TestProject): Promise<() => Promise
     apiSecret,
     pid,
     log,
-    redis,
+    redis: redis?.address,
     ...(sip ? { sip: { pid: sip.pid, log: sip.log } } : {}),
   });
   return async () => {
     await sip?.stop();
     await server.stop();
+    await redis?.stop();
   };
 }

@@ -19,6 +19,7 @@ import { speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { type CallerOptions, TestCaller } from './caller.js';
 import { CodecSurvivingOracle } from './fingerprint.js';
 import type { SharedLiveKit } from './global-setup.js';
+import { type SuiteRedis, startRedis } from './redis.js';
 import {
   E2E_DIR,
   type LiveKitServer,
@@ -60,6 +61,8 @@ export interface LiveKitSuite {
   readonly server: LiveKitServer;
   /** True when the file uses the suite's shared server (false: a server of its own). */
   readonly shared: boolean;
+  /** The suite's own Redis the server routes through (host:port), when it does. */
+  readonly redis: string | undefined;
   /** The local OpenAI-compatible speech server the workers' STT and TTS talk to. */
   readonly speech: FakeOpenAIServer;
   /** The ears of the speech server: callers register what they say with it. */
@@ -94,7 +97,13 @@ export interface LiveKitSuite {
 }
 
 /** Options for {@link liveKitSuite}. */
-export interface LiveKitSuiteOptions extends ServerStartOptions {
+export interface LiveKitSuiteOptions extends Omit<ServerStartOptions, 'redis'> {
+  /**
+   * The file makes SIP calls: its server routes through a Redis of the suite's own, for
+   * livekit-sip (the shared server does when a SIP call can be made here; a file's own
+   * server gets a Redis of its own, started and stopped with it).
+   */
+  sip?: boolean;
   /**
    * Start a server for this file only, beside the shared one (a file that kills its
    * server). Implied by `webhooks` and `ports`.
@@ -119,8 +128,8 @@ function sharedServer(shared: SharedLiveKit): LiveKitServer {
  * top of a suite file that is not skipped. The file uses the suite's shared server (started
  * once by tests/e2e/harness/global-setup.ts, through Redis for livekit-sip) unless it asks
  * for its own (`ownServer`, `webhooks`, `ports`) or runs without the global setup; its own
- * server takes free ports beside the shared one's (ownServerPorts), and
- * `redis` routes it through Redis.
+ * server takes free ports beside the shared one's (ownServerPorts), and with `sip` it routes
+ * through a Redis of its own (harness/redis.ts).
  */
 export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
   const workers: Worker[] = [];
@@ -133,9 +142,10 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
     options.ownServer === true ||
     (options.webhooks?.length ?? 0) > 0 ||
     options.ports !== undefined ||
-    (options.redis !== undefined && provided.redis === undefined);
+    (options.sip === true && provided.redis === undefined);
   const shared = own ? undefined : provided;
   let serverOptions: ServerStartOptions | undefined;
+  let redis: SuiteRedis | undefined;
   let server: LiveKitServer | undefined = shared ? sharedServer(shared) : undefined;
   let speech: FakeOpenAIServer | undefined;
   let rooms: RoomServiceClient | undefined;
@@ -144,9 +154,12 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
   const startOwn = async () => {
     const binary = serverBinary();
     if ('missing' in binary) throw new Error(binary.missing);
+    if (options.sip) redis ??= await startRedis();
     // Beside the shared server, ports of its own (kept for a restart after a crash).
+    const { ownServer: _own, sip: _sip, ...start } = options;
     serverOptions ??= {
-      ...options,
+      ...start,
+      redis: redis?.address,
       ports: options.ports ?? (provided ? await ownServerPorts() : undefined),
     };
     server = await startLiveKitServer(binary.path, serverOptions);
@@ -171,6 +184,7 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await speech?.close();
     if (!shared) await server?.stop();
+    await redis?.stop();
   }, 60_000);
 
   const need = <T>(value: T | undefined, what: string): T => {
@@ -184,6 +198,9 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
       return need(server, 'livekit-server');
     },
     shared: shared !== undefined,
+    get redis() {
+      return shared ? (shared.redis ?? undefined) : redis?.address;
+    },
     get speech() {
       return need(speech, 'the speech server');
     },

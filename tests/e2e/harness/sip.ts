@@ -16,6 +16,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import { encodeWav, synthesize } from '../../../src/testing/espeak.js';
 import { logChild } from './child-log.js';
 import type { LiveKitSuite } from './index.js';
+import { redisProblem } from './redis.js';
 import type { ScenarioLine } from './scenario.js';
 import { E2E_DIR, type LiveKitServer } from './server.js';
 import { waitFor } from './wait.js';
@@ -36,9 +37,6 @@ export function phonePorts(index: number): Pick<PhoneOptions, 'port' | 'ctrlPort
   return { port: base, ctrlPort: base + 2, keyPort: base + 3 };
 }
 
-/** The Redis livekit-sip and the server share (scripts/ci-services.sh --redis starts it). */
-export const REDIS_ADDRESS = process.env.TASKLINE_REDIS ?? '127.0.0.1:6379';
-
 /** Why the SIP tests cannot run here (a sentence saying how to fix it), or undefined. */
 export async function sipUnavailable(): Promise<string | undefined> {
   const problem = await sipProblem();
@@ -49,7 +47,7 @@ export async function sipUnavailable(): Promise<string | undefined> {
   return problem;
 }
 
-/** What is missing for a SIP call here (livekit-sip, baresip, Redis), or undefined. */
+/** What is missing for a SIP call here (livekit-sip, baresip, redis-server), or undefined. */
 export async function sipProblem(): Promise<string | undefined> {
   let problem: string | undefined;
   let binary = '';
@@ -64,26 +62,8 @@ export async function sipProblem(): Promise<string | undefined> {
     problem = 'livekit-sip is not built; build it with `bash scripts/livekit-tools.sh --sip`';
   else if (!existsSync('/usr/bin/baresip'))
     problem = 'baresip (the SIP phone) is not installed; `apt-get install baresip`';
-  else if (!(await redisAnswers()))
-    problem = `Redis does not answer at ${REDIS_ADDRESS}; start it with \`bash scripts/ci-services.sh --redis\``;
+  else problem = redisProblem();
   return problem;
-}
-
-/** True when a Redis answers PING at {@link REDIS_ADDRESS}. */
-export function redisAnswers(): Promise<boolean> {
-  const [host = '127.0.0.1', port = '6379'] = REDIS_ADDRESS.split(':');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port: Number(port) });
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), 2_000);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-    socket.once('error', () => done(false));
-  });
 }
 
 /** A running livekit-sip. */
@@ -93,8 +73,8 @@ export interface SipService {
   stop(): Promise<void>;
 }
 
-/** Starts livekit-sip on loopback beside `server` (which must run with Redis). */
-export async function startSipService(server: LiveKitServer): Promise<SipService> {
+/** Starts livekit-sip on loopback beside `server`, through the Redis `server` routes through. */
+export async function startSipService(server: LiveKitServer, redis: string): Promise<SipService> {
   const binary = execFileSync('bash', ['scripts/livekit-tools.sh', '--path', 'sip'], {
     encoding: 'utf8',
   }).trim();
@@ -108,7 +88,7 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       `api_secret: ${server.apiSecret}`,
       `ws_url: ${server.url}`,
       'redis:',
-      `  address: ${REDIS_ADDRESS}`,
+      `  address: ${redis}`,
       `sip_port: ${SIP_PORTS.signalling}`,
       'sip_hostname: 127.0.0.1',
       'listen_ip: 127.0.0.1',
@@ -167,7 +147,9 @@ export function sipServiceFor(lk: LiveKitSuite): void {
     const shared = inject('liveKitShared');
     if (lk.shared && shared?.sip) return;
     if (lk.shared) throw new Error('the shared livekit-server runs, but no livekit-sip beside it');
-    own = await startSipService(lk.server);
+    if (!lk.redis)
+      throw new Error('liveKitSuite({ sip: true }) gives the server the Redis livekit-sip needs');
+    own = await startSipService(lk.server, lk.redis);
   }, 60_000);
   afterAll(async () => {
     await own?.stop();
