@@ -402,6 +402,26 @@ export class SipPhone {
 }
 
 /**
+ * `phone` says `text` into its call (espeak-ng speech at 8 kHz from a WAV named `name` in
+ * E2E_DIR, registered with the suite's ears first); resolves once the words have been played.
+ */
+export async function phoneSays(
+  lk: LiveKitSuite,
+  phone: SipPhone,
+  text: string,
+  name: string,
+): Promise<void> {
+  const wav = join(E2E_DIR, `${name}.wav`);
+  const pcm = await synthesize(text, { sampleRate: 8_000 });
+  writeFileSync(wav, encodeWav(pcm));
+  lk.oracle.register(text, pcm);
+  phone.play(wav);
+  // The phone is talking for as long as the words take.
+  const ms = (pcm.samples.length / pcm.sampleRate) * 1000;
+  await new Promise((r) => setTimeout(r, ms + 100));
+}
+
+/**
  * A scenario line on a SIP phone: `phone` dials `dial` (livekit-sip's inbound trunk), the
  * dispatch rule makes the call's room (named `<roomPrefix>…`), and a hidden observer joins
  * it to read the agent. The phone speaks (a WAV of espeak-ng speech, 8 kHz, registered with
@@ -436,14 +456,7 @@ export function phoneLine(
       ears,
       async say(text) {
         said += 1;
-        const wav = join(E2E_DIR, `${room}-${said}.wav`);
-        const pcm = await synthesize(text, { sampleRate: 8_000 });
-        writeFileSync(wav, encodeWav(pcm));
-        lk.oracle.register(text, pcm);
-        phone.play(wav);
-        // The caller is talking for as long as the words take.
-        const ms = (pcm.samples.length / pcm.sampleRate) * 1000;
-        await new Promise((r) => setTimeout(r, ms + 100));
+        await phoneSays(lk, phone, text, `${room}-${said}`);
       },
       press: (keys, gapMs) => phone.press(keys, gapMs),
       async hangup() {

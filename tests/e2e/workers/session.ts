@@ -9,7 +9,7 @@
  * Each call's typed result is printed as one `E2E_RESULT {json}` line when its session
  * closes, so the suite reads what a user's code would read from `result()`.
  */
-import { type ServerOptions, type VAD, voice } from '@livekit/agents';
+import { type llm, type ServerOptions, type VAD, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import * as silero from '@livekit/agents-plugin-silero';
 import { type CallModule, loadCallDemo } from '../../../src/app/module.js';
@@ -61,8 +61,14 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
   };
 }
 
-/** Room-entry options building each call's session as described in this file's header. */
-export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
+/**
+ * Room-entry options building each call's session as described in this file's header;
+ * `model` replaces the demo's scripted model (a worker that needs another stand-in).
+ */
+export function e2eSessionOptions(
+  module: CallModule,
+  options: { model?: () => llm.LLM } = {},
+): RoomAgentOptions {
   return {
     // Loaded while the job process waits for a job, as roomAgent's own prewarm does.
     prewarm: async () => {
@@ -71,8 +77,7 @@ export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
     },
     createSession: async () => {
       vad ??= silero.VAD.load();
-      const demo = await loadCallDemo(module);
-      const model = demo.createScriptedModel?.();
+      const model = options.model?.() ?? (await loadCallDemo(module)).createScriptedModel?.();
       if (!model) throw new Error(`${module.name} has no scripted model in its demo`);
       const session = new voice.AgentSession({
         vad: await vad,
