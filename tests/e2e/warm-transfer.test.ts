@@ -3,11 +3,13 @@
  * ivr-bank through livekit-sip, keys 3 for an agent, and is put on hold; taskline's
  * WarmTransferer (upstream's WarmTransferTask) dials the service desk over an outbound
  * trunk into a consultation room, where a second baresip phone answers as the human. The
- * human speaks first, hears the briefing (the summary the bot prepared) and agrees; the
- * server then moves them into the caller's room. Checked as the two people and the bank
- * would see it: what the human was told, the caller and the human on the line together
- * in one room, the consultation room deleted, the bot silent and gone once the call ends,
- * and the call's typed result `transferred` (warm, to the desk).
+ * human speaks first, hears the briefing (the summary the bot prepared) and agrees, and the
+ * briefing agent asks the server to move them into the caller's room. The open-source
+ * livekit-server refuses that move (MoveParticipant is not implemented there: LiveKit
+ * Cloud's), so the merge itself is proven against a simulated server only
+ * (tests/app/ivr-bank-room.test.ts); here it is checked that the hold stays bounded and
+ * the failure is honest: the human's call ended, the consultation room deleted, the caller
+ * told, the room ended by the bot, and the typed result a failed warm transfer with why.
  */
 import { SipClient } from 'livekit-server-sdk';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -23,7 +25,7 @@ import {
   sipServiceFor,
   sipUnavailable,
 } from './harness/sip.js';
-import { BRIEFING_OPENING, WARM_AGENT_NAME } from './workers/briefing.js';
+import { BRIEFING_OPENING, CONSULT_TIMEOUT_MS, WARM_AGENT_NAME } from './workers/briefing.js';
 
 const ALICE = '+14155550199';
 /** The bank's number for this file's calls (sip.test.ts answers +15550001). */
@@ -82,7 +84,7 @@ describe.skipIf(skip)('a warm transfer through livekit-sip to a person (baresip)
     }
   });
 
-  it('the desk hears the briefing, agrees, and is put through to the caller; the consultation room is deleted and the bot leaves', async () => {
+  it('the desk is dialled and briefed, agrees; the server cannot merge the calls: the hold ends in time, the caller is told, the human hung up, the consultation room deleted', async () => {
     const line = await phoneLine(lk, alice, DIAL, ROOMS)();
     await line.ears.heard(MENU, 120_000);
     // Upstream names the consultation room after the caller's: a hidden observer reads what
@@ -106,36 +108,29 @@ describe.skipIf(skip)('a warm transfer through livekit-sip to a person (baresip)
     await consult.quiet();
     await phoneSays(lk, desk, 'Yes, please put them through.', `${line.room}-desk-2`);
 
-    // The human is moved into the caller's room; the consultation room is deleted.
-    await line.ears.participant(HUMAN, true, 60_000);
+    // Everything above is upstream's warm transfer as on LiveKit Cloud. Here the merge stops:
+    // the open-source livekit-server (v1.13.5) answers MoveParticipant "not implemented", so
+    // the human cannot be moved into the caller's room (tests/app/ivr-bank-room.test.ts
+    // proves the merge against a simulated server that implements it). What a user gets
+    // here: the hold is bounded (consultTimeoutMs), the human's call is ended, the caller is
+    // told, and the typed result says the transfer failed and why.
+    await worker.line(/connect_to_caller.*not implemented/, 60_000);
+    const sorry = await line.ears.heard(
+      /^Sorry I could not help\. Goodbye\.$/,
+      CONSULT_TIMEOUT_MS + 30_000,
+    );
+    expect(line.ears.agentLines.slice(held)).toEqual([sorry]);
+    await desk.event('CALL_CLOSED', 30_000, rung);
     await consult.disconnected(30_000);
     expect(consult.roomDeleted).toBe(true);
     await lk.roomGone(consultRoom);
-
-    const call = await worker.result<BankResult>(line.room, 60_000);
-    expect(call.result.outcome).toBe('transferred');
-    expect(call.transfer).toMatchObject({
-      ok: true,
-      mode: 'warm',
-      to: SERVICE_DESK,
-      humanIdentity: HUMAN,
-    });
-
-    // Caller and human on the line together, in the caller's room, each with their audio.
-    const inRoom = await lk.rooms.listParticipants(line.room);
-    const human = inRoom.find((p) => p.identity === HUMAN);
-    const caller = inRoom.find((p) => p.attributes['sip.phoneNumber'] === ALICE);
-    expect(human?.tracks.length).toBeGreaterThan(0);
-    expect(caller?.tracks.length).toBeGreaterThan(0);
-    expect(alice.inCall).toBe(true);
-    expect(desk.inCall).toBe(true);
-    // The bot said nothing to the caller after "please hold".
-    expect(line.ears.agentLines.slice(held)).toEqual([]);
-
-    // The caller hangs up: the desk's line is hung up too, the room deleted, the bot gone.
-    const deskEvents = desk.events.length;
-    await line.hangup();
-    await desk.event('CALL_CLOSED', 30_000, deskEvents);
+    await line.endedByBot(30_000);
     await lk.roomGone(line.room);
+    const call = await worker.result<BankResult>(line.room, 60_000);
+    expect(call.result.outcome).toBe('ended');
+    expect(call.transfer).toMatchObject({ ok: false, mode: 'warm', to: SERVICE_DESK });
+    expect(call.transfer?.ok === false && call.transfer.reason).toMatch(
+      /did not complete within 60 s.*does not implement MoveParticipant/,
+    );
   });
 });

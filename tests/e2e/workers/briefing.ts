@@ -11,6 +11,9 @@ import {
 /** The agent name this worker registers under (the test's dispatch rule names it). */
 export const WARM_AGENT_NAME = 'taskline-ivr-bank-warm';
 
+/** The worker's bound on a warm transfer's hold (WarmTransferer `consultTimeoutMs`). */
+export const CONSULT_TIMEOUT_MS = 60_000;
+
 /** What the briefing agent says first: the summary the bot prepared, and a question. */
 export const BRIEFING_OPENING = 'Hello, I have a caller on hold for you.';
 
