@@ -2,8 +2,9 @@ import { defineConfig } from 'vitest/config';
 import base from './vitest.config.js';
 
 /**
- * The real-server e2e suite (`npm run test:livekit`). One livekit-server (and livekit-sip,
- * when a SIP call can be made here) is started once for every file by the global setup;
+ * The real-server e2e suite (`npm run test:livekit`). One livekit-server (and livekit-sip
+ * with a Redis of the suite's own, when a SIP call can be made here) is started once for
+ * every file by the global setup, and stopped by PID after the run;
  * the files run one at a time against it (a file that kills its server starts its own), each
  * with workers, rooms, trunks and phones of its own. One call at a time: calls are real
  * time, and on 2 shared cores several at once (each worker loading its job processes) starve
