@@ -4,7 +4,9 @@
 #   livekit-server  go install github.com/livekit/livekit-server/cmd/server@v1.13.5
 #   livekit-sip     github.com/livekit/sip/cmd/livekit-sip v1.8.0   (only with --sip; cgo with
 #                   Debian's libopus-dev libopusfile-dev libsoxr-dev pkg-config; --sip also
-#                   installs the SIP phone the tests call with: Debian's baresip, and sox)
+#                   installs the SIP phone the tests call with: Debian's baresip, and sox;
+#                   and redis-server, which the suite starts on a port of its own for
+#                   livekit-sip, never sharing the machine's Redis)
 # livekit-sip: the Go module proxy serves github.com/livekit/sip only at v1.8.0, the version
 # livekit-server v1.13.5 itself requires (v1.9.0-v1.11.x answer 403 "This module version is
 # not available"). `go install …@v1.8.0` still fails, because it reads the module's version
@@ -80,12 +82,13 @@ server() {
   go_build "$SERVER_MODULE" "$SERVER_VERSION" "$SERVER_BIN" 0
 }
 
-# The phone side of the SIP tests: baresip calls in, sox makes its audio files.
+# The phone side of the SIP tests: baresip calls in, sox makes its audio files, and the
+# suite's own redis-server carries livekit-sip's messages (the suite starts and stops it).
 phone() {
   local missing=() pkg
-  for pkg in baresip sox; do command -v "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
+  for pkg in baresip sox redis-server; do command -v "$pkg" >/dev/null 2>&1 || missing+=("$pkg"); done
   if [ "${#missing[@]}" -eq 0 ]; then
-    log "baresip and sox are installed"
+    log "baresip, sox and redis-server are installed"
     return
   fi
   if [ "$IF_POSSIBLE" = 1 ]; then

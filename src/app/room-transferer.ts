@@ -1,5 +1,6 @@
 import type { JobContext } from '@livekit/agents';
 import { ParticipantKind } from '@livekit/rtc-node';
+import type { Clock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { parseDestination } from '../telephony/sip-address.js';
 import { ColdSipTransferer, type ColdSipTransfererOptions } from '../telephony/sip-transfer.js';
@@ -66,19 +67,26 @@ export class RoomTransferer implements Transferer {
   private readonly job: Pick<JobContext, 'info' | 'room'>;
   private readonly caller: TransferCaller;
   private readonly options: RoomTransferOptions;
+  private readonly clock: Clock | undefined;
 
+  /** `clock` bounds a warm transfer's hold (the call's clock; default the wall clock). */
   constructor(
     job: Pick<JobContext, 'info' | 'room'>,
     caller: TransferCaller,
     options: RoomTransferOptions = {},
+    clock?: Clock,
   ) {
     this.job = job;
     this.caller = caller;
     this.options = options;
+    this.clock = clock;
   }
 
   async transfer(request: TransferRequest): Promise<TransferResult> {
-    if (request.mode === 'warm') return new WarmTransferer(this.options.warm).transfer(request);
+    if (request.mode === 'warm') {
+      const warm = { ...(this.clock ? { clock: this.clock } : {}), ...this.options.warm };
+      return new WarmTransferer(warm).transfer(request);
+    }
     if (this.caller.kind !== ParticipantKind.SIP) {
       return {
         ok: false,

@@ -243,7 +243,7 @@ export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
         });
         // Bound before start, so a hang-up reaches the running task before the session closes.
         bindRoom(session, ctx.room, { callerIdentity: caller.identity });
-        const transferer = new RoomTransferer(ctx, caller, options.transfer);
+        const transferer = new RoomTransferer(ctx, caller, options.transfer, options.clock);
         const number = dialer ? undefined : callerNumber(caller as RemoteParticipant);
         if (dialer) farEndOf(session).keys = roomKeySender(ctx.room, { clock: options.clock });
         const setup: CallSetup = {

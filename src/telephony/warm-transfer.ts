@@ -1,4 +1,5 @@
 import { type llm, workflows } from '@livekit/agents';
+import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { parseDestination, ringingSeconds } from './sip-address.js';
 import type { Transferer, TransferRequest, TransferResult } from './transfer.js';
@@ -25,7 +26,20 @@ export interface WarmTransfererOptions
    * (`transferCall` passes the session's masked history with every request).
    */
   chatCtx?: llm.ChatContext;
+  /**
+   * How long the caller may be kept on hold for one warm transfer — ringing, briefing and
+   * the move into the caller's room together — before it is given up as failed (the human's
+   * call is ended, the caller is told). Default 180 000 (3 minutes). Upstream's task has no
+   * bound of its own: a move the server refuses leaves the caller on hold until a party
+   * hangs up (a self-hosted livekit-server does not implement MoveParticipant).
+   */
+  consultTimeoutMs?: number;
+  /** The clock {@link consultTimeoutMs} runs on (default: the wall clock). */
+  clock?: Clock;
 }
+
+/** Default of {@link WarmTransfererOptions.consultTimeoutMs}. */
+export const DEFAULT_CONSULT_TIMEOUT_MS = 180_000;
 
 /**
  * Warm transfer through upstream's `workflows.WarmTransferTask`: the caller is put on
@@ -39,10 +53,19 @@ export interface WarmTransfererOptions
 export class WarmTransferer implements Transferer {
   private readonly options: WarmTransfererOptions;
   private readonly ringingTimeout: number | undefined;
+  private readonly consultTimeoutMs: number;
 
   constructor(options: WarmTransfererOptions = {}) {
     const seconds = ringingSeconds(options, 'WarmTransferer');
     this.ringingTimeout = seconds === undefined ? undefined : seconds * 1000;
+    const consult = options.consultTimeoutMs ?? DEFAULT_CONSULT_TIMEOUT_MS;
+    if (!Number.isFinite(consult) || consult <= 0) {
+      throw new TasklineError(
+        'invalid_argument',
+        `WarmTransferer: consultTimeoutMs must be a positive number of milliseconds (e.g. 180000), got ${consult}.`,
+      );
+    }
+    this.consultTimeoutMs = consult;
     this.options = options;
   }
 
@@ -51,7 +74,14 @@ export class WarmTransferer implements Transferer {
    * (`invalid_argument`) for a destination it cannot dial.
    */
   taskOptions(request: TransferRequest): workflows.WarmTransferTaskOptions {
-    const { ringingTimeoutMs: _ms, greetWithSummary, chatCtx, ...upstream } = this.options;
+    const {
+      ringingTimeoutMs: _ms,
+      consultTimeoutMs: _consult,
+      clock: _clock,
+      greetWithSummary,
+      chatCtx,
+      ...upstream
+    } = this.options;
     const options: workflows.WarmTransferTaskOptions = {
       ...upstream,
       ...this.dialTarget(request.to),
@@ -67,9 +97,15 @@ export class WarmTransferer implements Transferer {
     return options;
   }
 
-  /** Builds (does not run) upstream's WarmTransferTask for `request`. */
-  createTask(request: TransferRequest): workflows.WarmTransferTask {
-    return new workflows.WarmTransferTask(this.taskOptions(request));
+  /**
+   * Builds (does not run) upstream's WarmTransferTask for `request`; `abortSignal` (with
+   * the configured one) cancels it.
+   */
+  createTask(request: TransferRequest, abortSignal?: AbortSignal): workflows.WarmTransferTask {
+    const options = this.taskOptions(request);
+    const signals = [options.abortSignal, abortSignal].filter((s) => s !== undefined);
+    if (signals.length) options.abortSignal = AbortSignal.any(signals);
+    return new workflows.WarmTransferTask(options);
   }
 
   async transfer(request: TransferRequest): Promise<TransferResult> {
@@ -82,8 +118,19 @@ export class WarmTransferer implements Transferer {
         reason: 'WarmTransferer only makes warm transfers; use ColdSipTransferer for cold ones.',
       };
     }
+    // The caller is on hold from here: bounded, whatever the human or the server does.
+    const deadline = new AbortController();
+    const seconds = Math.round(this.consultTimeoutMs / 1000);
+    const timer = (this.options.clock ?? systemClock).setTimer(this.consultTimeoutMs, () =>
+      deadline.abort(
+        new TasklineError(
+          'timeout',
+          `the warm transfer did not complete within ${seconds} s, so the caller was not connected to the human (raise consultTimeoutMs for longer briefings; a self-hosted livekit-server cannot move the human into the caller's room: it does not implement MoveParticipant)`,
+        ),
+      ),
+    );
     try {
-      const result = await this.createTask(request).run();
+      const result = await this.createTask(request, deadline.signal).run();
       return { ok: true, mode, to, humanIdentity: result.humanAgentIdentity };
     } catch (error) {
       return {
@@ -92,6 +139,8 @@ export class WarmTransferer implements Transferer {
         to,
         reason: error instanceof Error ? error.message : String(error),
       };
+    } finally {
+      timer.cancel();
     }
   }
 

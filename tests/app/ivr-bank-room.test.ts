@@ -37,6 +37,7 @@ const { sim, cleanups } = simulatedLiveKit();
 let count = 0;
 
 afterEach(() => {
+  sim.api.moveImplemented = true;
   sim.api.onTransfer = () => ({ ok: true });
   sim.api.onDial = () => ({ ok: true });
   sim.api.refuse = () => false;
@@ -221,6 +222,44 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     expect(await job.ended).toBe('transferred call ended');
     expect(sim.rooms.room(name).deleted).toBe(false);
     expect(sim.rooms.room(name).agents.size).toBe(0);
+  });
+
+  it('warm: a server that cannot move the human (self-hosted: MoveParticipant not implemented) fails the transfer within consultTimeoutMs: the caller is told, the human is hung up', async () => {
+    sim.api.moveImplemented = false;
+    const model = bankModel((req) => {
+      if (req.lastToolOutput) return {}; // the move failed: nothing more to say
+      return /put (them|her) through/i.test(req.lastUserText ?? '')
+        ? { toolCalls: [{ name: 'connect_to_caller' }] }
+        : { toolCalls: [] };
+    });
+    const { name, job, caller, clock, result } = await startBank(
+      {
+        transfer: {
+          mode: 'warm',
+          warm: { sipTrunkId: 'ST_desk', holdAudio: null, consultTimeoutMs: 60_000 },
+        },
+      },
+      model,
+    );
+    const saying = caller.say('I need to talk to someone');
+    const consult = `${name}-human-agent`;
+    await sim.api.next('SIP/CreateSIPParticipant', consult);
+    await sim.drained();
+    sim.rooms.sendText(consult, 'human-agent-sip', 'Got it, put them through.');
+    await sim.api.next('RoomService/MoveParticipant', consult);
+    await sim.drained();
+    // The server refused the move: the caller is still on hold, the human still on the line.
+    await clock.advance(59_999);
+    expect(caller.agentLines).toEqual([MENU, HOLD]);
+    expect(sim.rooms.room(consult).deleted).toBe(false);
+    await clock.advance(1);
+    await saying;
+    await endedByDeletingRoom(job, name);
+    expect(caller.agentLines).toEqual([MENU, HOLD, SORRY]);
+    expect(result().outcome).toBe('ended');
+    // The consultation room is deleted, which ends the human's call.
+    await sim.api.next('RoomService/DeleteRoom', consult);
+    expect(sim.rooms.room(consult).deleted).toBe(true);
   });
 
   it('warm: a busy desk is a failed transfer: the caller hears it and the call ends normally', async () => {

@@ -12,13 +12,13 @@ const PIN_PROMPT = /^Please enter your 4-digit PIN\.$/;
 const ALICE = { identity: 'sip_alice', phoneNumber: '+14155550123' };
 
 describe.skipIf(await liveKitUnavailable())('the LiveKit server going away mid-call', () => {
-  const lk = liveKitSuite();
+  // A server of its own: this file kills it.
+  const lk = liveKitSuite({ ownServer: true });
 
   it('ends the call with a typed outcome; the worker reconnects and takes the next call', async () => {
     const worker = await lk.worker({
       file: 'tests/e2e/workers/ivr-bank.ts',
       agentName: AGENT_NAME,
-      port: 17898,
     });
     const name = `gone-${process.pid}-1`;
     const caller = await lk.call(name, AGENT_NAME, ALICE);

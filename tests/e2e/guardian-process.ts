@@ -4,10 +4,9 @@
  * line each) are kept for assertions and waited on as events, bounded.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import type { GuardianDecision } from '../../src/app/guardian/guardian.js';
+import { logChild } from './harness/child-log.js';
 import { E2E_DIR, type LiveKitServer } from './harness/index.js';
 import { waitFor } from './harness/wait.js';
 
@@ -31,7 +30,6 @@ export async function startGuardianProcess(
   port: number,
   args: string[] = [],
 ): Promise<GuardianProcess> {
-  const log = createWriteStream(join(E2E_DIR, `guardian-${port}.log`), { flags: 'a' });
   const child: ChildProcess = spawn(
     process.execPath,
     ['bin/taskline.js', 'guardian', '--port', String(port), ...args],
@@ -49,20 +47,16 @@ export async function startGuardianProcess(
   const lines: string[] = [];
   const decisions: GuardianProcess['decisions'] = [];
   const listeners = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => {
-      lines.push(line);
-      log.write(`${line}\n`);
-      if (line.startsWith('{"guardian":')) {
-        decisions.push({
-          ...(JSON.parse(line).guardian as GuardianDecision),
-          printedAt: Date.now(),
-        });
-      }
-      for (const l of listeners) l();
-    });
-  }
+  logChild(child, join(E2E_DIR, `guardian-${port}.log`), (line) => {
+    lines.push(line);
+    if (line.startsWith('{"guardian":')) {
+      decisions.push({
+        ...(JSON.parse(line).guardian as GuardianDecision),
+        printedAt: Date.now(),
+      });
+    }
+    for (const l of listeners) l();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   const alive = () => child.exitCode === null && child.signalCode === null;
   child.once('exit', () => {
@@ -92,7 +86,6 @@ export async function startGuardianProcess(
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
-      log.end();
     },
   };
 }

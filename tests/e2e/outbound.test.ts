@@ -20,30 +20,27 @@ import { encodeWav, synthesize } from '../../src/testing/espeak.js';
 import { E2E_DIR, liveKitSuite, liveKitUnavailable, type Worker } from './harness/index.js';
 import {
   SipPhone as Phone,
-  REDIS_ADDRESS,
+  phonePorts,
   type SipPhone,
-  type SipService,
+  sipServiceFor,
   sipUnavailable,
-  startSipService,
 } from './harness/sip.js';
 
 /** This file's own ports (the suite's server and the other files' phones use others). */
-const PHONE = { number: '+15550123', port: 17882, ctrlPort: 17884, keyPort: 17885 };
-const WORKER_PORT = 17897;
+const PHONE = { number: '+15550123', ...phonePorts(2) };
 const CLINIC = '+15550100';
 
 const skip = (await liveKitUnavailable()) ?? (await sipUnavailable());
 
 describe.skipIf(skip)('calling out through livekit-sip to a SIP phone (baresip)', () => {
-  const lk = liveKitSuite({ redis: REDIS_ADDRESS });
-  let sip: SipService;
+  const lk = liveKitSuite({ sip: true });
+  sipServiceFor(lk);
   let trunkId: string;
   let worker: Worker;
   let phone: SipPhone;
   let n = 0;
 
   beforeAll(async () => {
-    sip = await startSipService(lk.server);
     const client = new SipClient(lk.server.httpUrl, lk.server.apiKey, lk.server.apiSecret);
     const trunk = await client.createSipOutboundTrunk(
       'taskline-e2e-outbound',
@@ -55,7 +52,6 @@ describe.skipIf(skip)('calling out through livekit-sip to a SIP phone (baresip)'
     worker = await lk.worker({
       file: 'tests/e2e/workers/reminder.ts',
       agentName: AGENT_NAME,
-      port: WORKER_PORT,
       env: { LIVEKIT_SIP_OUTBOUND_TRUNK: trunkId },
     });
   });
@@ -65,7 +61,6 @@ describe.skipIf(skip)('calling out through livekit-sip to a SIP phone (baresip)'
       const client = new SipClient(lk.server.httpUrl, lk.server.apiKey, lk.server.apiSecret);
       await client.deleteSipTrunk(trunkId).catch(() => undefined);
     }
-    await sip?.stop();
   });
 
   /** Dispatches one reminder call; resolves when the phone rings, with the call's room. */

@@ -3,131 +3,128 @@
  * an inbound trunk and an individual dispatch rule (livekit-server-sdk) put the call in its
  * own room with the ivr-bank worker dispatched by name. The phone presses keys as RFC 2833
  * events, plays speech from a file and hangs up with BYE; a hidden observer in the room
- * reads what the agent says; a second phone is the service desk a cold transfer REFERs to.
+ * reads what the agent says; a second phone is the service desk (+15550100) a cold transfer
+ * REFERs the caller to. Every ivr-bank scenario whose outcome is a transfer is played here,
+ * as a SIP call.
  */
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { BankResult } from '../../examples/ivr-bank/index.js';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { type BankResult, SERVICE_DESK } from '../../examples/ivr-bank/index.js';
 import { AGENT_NAME } from '../../examples/ivr-bank/room.js';
-import { E2E_DIR, liveKitSuite, liveKitUnavailable, type Worker } from './harness/index.js';
+import { liveKitSuite, liveKitUnavailable, type Worker } from './harness/index.js';
+import { exampleScenarios, loggedText, playScenarioOn } from './harness/scenario.js';
 import {
   inboundRoute,
-  SipPhone as Phone,
-  REDIS_ADDRESS,
+  phoneLine,
+  phonePorts,
   SIP_PORTS,
-  type SipPhone,
-  type SipService,
+  SipPhone,
+  sipServiceFor,
   sipUnavailable,
-  startSipService,
-  TRUNK_NUMBER,
 } from './harness/sip.js';
 
 const ALICE = '+14155550123';
-const DESK = { number: 'desk', port: 15072, ctrlPort: 15076, keyPort: 15077 };
+const BANK = '+15550001';
+const DESK = { number: SERVICE_DESK, ...phonePorts(1) };
 const MENU = /^Welcome to Taskline Bank\. For your balance, press 1\./;
 const PIN_PROMPT = /^Please enter your 4-digit PIN\.$/;
-const DIAL = `sip:${TRUNK_NUMBER}@127.0.0.1:${SIP_PORTS.signalling}`;
+const DIAL = `sip:${BANK}@127.0.0.1:${SIP_PORTS.signalling}`;
+const ROOMS = 'call-';
+
+/**
+ * Transfer scenarios not yet reliable as SIP calls on a loaded 2-core machine, and what was
+ * seen (npm run test:livekit, 2026-11-26, load average 17-30): the suite keeps them out until
+ * they pass there every time.
+ */
+const FLAKY =
+  'flaky as a SIP call on a loaded machine: speech from the phone not heard in time, or the REFER to the desk phone failing in livekit-sip v1.8.0 ("transaction failed to complete (0 intermediate responses)": its REFER transaction ends before its 202 is read, while the phone goes on with the transfer)';
+const NOT_YET: Record<string, string> = {
+  'barge-in.scenario.yaml': FLAKY,
+  'silence.scenario.yaml': FLAKY,
+  'wrong-pin.scenario.yaml': FLAKY,
+};
 
 const skip = (await liveKitUnavailable()) ?? (await sipUnavailable());
 
 describe.skipIf(skip)('ivr-bank answers a real SIP call (livekit-sip, baresip)', () => {
-  const lk = liveKitSuite({ redis: REDIS_ADDRESS });
-  let sip: SipService;
+  const lk = liveKitSuite({ sip: true });
+  sipServiceFor(lk);
   let worker: Worker;
   let route: Awaited<ReturnType<typeof inboundRoute>>;
   let alice: SipPhone;
   let desk: SipPhone;
-  let n = 0;
+  const bank = () => phoneLine(lk, alice, DIAL, ROOMS);
 
   beforeAll(async () => {
-    sip = await startSipService(lk.server);
     worker = await lk.worker({
       file: 'tests/e2e/workers/ivr-bank.ts',
       agentName: AGENT_NAME,
-      port: 17896,
+      // The desk's number, at the desk phone's address: a cold transfer REFERs there.
       env: { TASKLINE_TRANSFER_TO: `sip:${DESK.number}@127.0.0.1:${DESK.port}` },
     });
-    route = await inboundRoute(lk.server, AGENT_NAME, 'call-');
-    alice = await Phone.start({ number: ALICE, port: 15070, ctrlPort: 15074, keyPort: 15075 });
-    desk = await Phone.start({ ...DESK, answer: true });
+    route = await inboundRoute(lk.server, worker.agentName, ROOMS, BANK);
+    alice = await SipPhone.start({ number: ALICE, ...phonePorts(0) });
+    desk = await SipPhone.start({ ...DESK, answer: true });
+  });
+  // A test that failed mid-call leaves no call open for the next one.
+  afterEach(async () => {
+    await alice?.hangUpOpenCalls();
+    await desk?.hangUpOpenCalls();
   });
   afterAll(async () => {
     await alice?.stop();
     await desk?.stop();
     await route?.remove();
-    await sip?.stop();
   });
 
-  /** Alice dials the bank; resolves the call's room (made by the dispatch rule) and an observer in it. */
-  async function dialBank() {
-    n += 1;
-    const from = alice.events.length;
-    const before = new Set((await lk.rooms.listRooms()).map((r) => r.name));
-    alice.dial(DIAL);
-    await alice.event('CALL_ESTABLISHED', 180_000, from);
-    let room: string | undefined;
-    for (let i = 0; i < 100 && !room; i++) {
-      room = (await lk.rooms.listRooms())
-        .map((r) => r.name)
-        .find((r) => r.startsWith('call-') && !before.has(r));
-      if (!room) await new Promise((r) => setTimeout(r, 200));
-    }
-    if (!room) throw new Error('the call made no room');
-    const observer = await lk.observe(room);
-    await observer.heard(MENU, 120_000);
-    return { room, observer, from };
-  }
-
   it('balance: menu by key, the PIN keyed (masked), the balance said; the bot hangs up (BYE to the phone)', async () => {
-    const { room, observer, from } = await dialBank();
-    await alice.press('1');
-    await observer.heard(PIN_PROMPT);
-    await alice.press('4321');
-    const goodbye = await observer.heard(/^Your balance is/);
+    const line = await bank()();
+    await line.ears.heard(MENU, 120_000);
+    await line.press('1', 300);
+    await line.ears.heard(PIN_PROMPT);
+    await line.press('4321', 300);
+    const goodbye = await line.ears.heard(/^Your balance is/);
     expect(goodbye.text).toBe('Your balance is $1,234.56. Thank you for calling. Goodbye.');
-    await alice.event('CALL_CLOSED', 30_000, from);
-    const call = await worker.result<BankResult>(room);
+    await line.endedByBot(30_000);
+    const call = await worker.result<BankResult>(line.room);
     expect(call.result.outcome).toBe('balance_read');
     expect(call.result.captured.find((c) => c.name === 'pin')).toMatchObject({ display: '****' });
     expect(call.callerNumber).toBe(ALICE);
-    expect(worker.lines.filter((l) => l.includes('4321'))).toEqual([]);
-    await lk.roomGone(room);
+    // In no text a log line carries (a `delay` of 4321 ms is not the PIN).
+    expect(worker.lines.filter((l) => loggedText(l).some((t) => t.includes('4321')))).toEqual([]);
+    await lk.roomGone(line.room);
   });
 
   it('the caller asks by voice (speech played from a file), then hangs up mid-PIN with BYE: hangup', async () => {
-    const { room, observer } = await dialBank();
-    const text = 'how much money is in my account?';
-    const wav = join(E2E_DIR, `alice-${n}.wav`);
-    const pcm = await speech(text, wav);
-    lk.oracle.register(text, pcm);
-    alice.play(wav);
-    await observer.heard(PIN_PROMPT, 60_000);
-    await alice.press('43');
-    alice.hangup();
-    const call = await worker.result<BankResult>(room);
+    const line = await bank()();
+    await line.ears.heard(MENU, 120_000);
+    await line.ears.quiet();
+    await line.say('how much money is in my account?');
+    await line.ears.heard(PIN_PROMPT, 60_000);
+    await line.press('43', 300);
+    await line.hangup();
+    const call = await worker.result<BankResult>(line.room);
     expect(call.result.outcome).toBe('hangup');
-    await lk.roomGone(room);
+    await lk.roomGone(line.room);
   });
 
-  it('a cold transfer REFERs the call to the desk phone, which rings and picks up; the bot leaves the room', async () => {
-    const { room, observer } = await dialBank();
-    const ringing = desk.events.length;
-    await alice.press('3');
-    await observer.heard(/^Please hold while I transfer you to a colleague\.$/);
-    // The desk answers at once (answermode auto): its call from Alice is established.
-    const answered = await desk.event('CALL_ESTABLISHED', 60_000, ringing);
-    expect(answered).toMatchObject({ direction: 'incoming' });
-    expect(String(answered.peeruri)).toContain(ALICE);
-    const call = await worker.result<BankResult>(room);
-    expect(call.result.outcome).toBe('transferred');
-  });
+  for (const file of exampleScenarios('ivr-bank', { transfers: true })) {
+    const why = NOT_YET[file];
+    it.skipIf(why)(
+      `${file}: the transfer is a REFER the phone follows; the desk phone rings and picks up${why ? ` (skipped: ${why})` : ''}`,
+      async () => {
+        const ringing = desk.events.length;
+        const report = await playScenarioOn(worker, join('examples/ivr-bank', file), bank(), lk);
+        expect(report.failures, JSON.stringify(report.agentLines)).toEqual([]);
+        // Alice's phone called the desk (REFER), and the desk answered (answermode auto).
+        const answered = await desk.event('CALL_ESTABLISHED', 60_000, ringing);
+        expect(answered).toMatchObject({ direction: 'incoming' });
+        expect(String(answered.peeruri)).toContain(ALICE);
+        // The desk hangs up: both phones are free for the next call.
+        const closed = desk.events.length;
+        desk.hangup();
+        await desk.event('CALL_CLOSED', 30_000, closed);
+      },
+    );
+  }
 });
-
-/** espeak-ng speech as an 8 kHz WAV for the phone, and its samples for the oracle. */
-async function speech(text: string, wav: string) {
-  const { synthesize, encodeWav } = await import('../../src/testing/espeak.js');
-  const pcm = await synthesize(text, { sampleRate: 8_000 });
-  const { writeFileSync } = await import('node:fs');
-  writeFileSync(wav, encodeWav(pcm));
-  return pcm;
-}

@@ -25,7 +25,6 @@ describe.skipIf(await liveKitUnavailable())('the survey through a real LiveKit s
     const worker = await lk.worker({
       file: 'tests/e2e/workers/survey.ts',
       agentName: AGENT_NAME,
-      port: 17897,
       env: { TASKLINE_CHECKPOINTS: join(E2E_DIR, `survey-resume-${process.pid}.db`) },
     });
     const first = `survey-${process.pid}-1`;

@@ -230,6 +230,20 @@ describe('WarmTransferer', () => {
     expect(() => new WarmTransferer({ ringingTimeout: 20 } as never)).toThrow(/ringingTimeoutMs/);
   });
 
+  it('bounds the hold (consultTimeoutMs, a positive number of ms) and keeps it from upstream', () => {
+    for (const bad of [0, -1, Number.NaN, Number.POSITIVE_INFINITY]) {
+      expect(() => new WarmTransferer({ consultTimeoutMs: bad })).toThrow(
+        `WarmTransferer: consultTimeoutMs must be a positive number of milliseconds (e.g. 180000), got ${bad}.`,
+      );
+    }
+    const options = new WarmTransferer({
+      sipTrunkId: 'ST_test',
+      consultTimeoutMs: 5_000,
+    }).taskOptions(req);
+    expect(options).not.toHaveProperty('consultTimeoutMs');
+    expect(options).not.toHaveProperty('clock');
+  });
+
   it('fails cleanly outside a tool or onEnter, and for cold requests', async () => {
     const warm = new WarmTransferer({ sipTrunkId: 'ST_test' });
     const outside = await warm.transfer({ ...request, mode: 'warm' });

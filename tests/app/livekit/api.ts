@@ -34,6 +34,11 @@ export class SimApi {
   onDial: (body: Record<string, unknown>) => SipAnswer = () => ({ ok: true });
   /** Calls the server fails (503, after recording them). Default: none. */
   refuse: (call: ApiCall) => boolean = () => false;
+  /**
+   * Whether MoveParticipant works (LiveKit Cloud); false answers it as a self-hosted
+   * livekit-server v1.13.5 does: 500, twirp code `unknown`, "not implemented".
+   */
+  moveImplemented = true;
   private readonly rooms: SimRooms;
   private readonly verifier: TokenVerifier;
   private server: Server | undefined;
@@ -117,6 +122,7 @@ export class SimApi {
         this.rooms.leave(str('room'), str('identity'), DisconnectReason.PARTICIPANT_REMOVED);
         return json(res, {});
       case 'RoomService/MoveParticipant': {
+        if (!this.moveImplemented) return twirpError(res, 500, 'unknown', 'not implemented');
         const from = this.rooms.room(str('room'));
         const p = from.participants.get(str('identity'));
         if (!p) return twirpError(res, 404, 'not_found', 'participant not found');

@@ -12,15 +12,18 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
-import { afterAll, beforeAll, expect } from 'vitest';
+import { afterAll, beforeAll, expect, inject } from 'vitest';
 import { espeakUnavailable } from '../../../src/testing/espeak.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/openai-server.js';
 import { speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { type CallerOptions, TestCaller } from './caller.js';
 import { CodecSurvivingOracle } from './fingerprint.js';
+import type { SharedLiveKit } from './global-setup.js';
+import { type SuiteRedis, startRedis } from './redis.js';
 import {
   E2E_DIR,
   type LiveKitServer,
+  ownServerPorts,
   type ServerStartOptions,
   serverBinary,
   startLiveKitServer,
@@ -33,7 +36,9 @@ export {
   DEV_KEYS,
   E2E_DIR,
   type LiveKitServer,
+  ownServerPorts,
   PORTS,
+  type ServerPorts,
   type ServerStartOptions,
   startLiveKitServer,
 } from './server.js';
@@ -54,14 +59,24 @@ export async function liveKitUnavailable(): Promise<string | undefined> {
 /** What a suite file gets from {@link liveKitSuite}. */
 export interface LiveKitSuite {
   readonly server: LiveKitServer;
+  /** True when the file uses the suite's shared server (false: a server of its own). */
+  readonly shared: boolean;
+  /** The suite's own Redis the server routes through (host:port), when it does. */
+  readonly redis: string | undefined;
   /** The local OpenAI-compatible speech server the workers' STT and TTS talk to. */
   readonly speech: FakeOpenAIServer;
   /** The ears of the speech server: callers register what they say with it. */
   readonly oracle: CodecSurvivingOracle;
   readonly rooms: RoomServiceClient;
   readonly dispatches: AgentDispatchClient;
-  /** Starts a worker for this file (stopped after it); speech URL in its environment. */
+  /**
+   * Starts a worker for this file (stopped after it); speech URL in its environment. On
+   * the shared server its agent name gets this file's suffix, so no other file's dispatch
+   * reaches it; {@link call}, {@link dispatch} and {@link agentName} map the name given here.
+   */
   worker(options: WorkerOptions): Promise<Worker>;
+  /** The agent name a worker started as `agentName` registered under (see {@link worker}). */
+  agentName(agentName: string): string;
   /** Sends `agentName` into `room` (created if needed); resolves the dispatch id. */
   dispatch(room: string, agentName: string, metadata?: string): Promise<string>;
   /**
@@ -69,7 +84,7 @@ export interface LiveKitSuite {
    * the agent joined the room.
    */
   call(room: string, agentName: string, caller: CallerOptions): Promise<TestCaller>;
-  /** Kills the server (SIGKILL) and starts a new one on the same ports (the server going away). */
+  /** Kills the server (SIGKILL): the server going away. Only a file's own server. */
   crashServer(): Promise<void>;
   /** Starts the server again after {@link crashServer} killed it (same ports, same keys). */
   restartServer(): Promise<void>;
@@ -81,28 +96,81 @@ export interface LiveKitSuite {
   roomGone(room: string, timeoutMs?: number): Promise<void>;
 }
 
+/** Options for {@link liveKitSuite}. */
+export interface LiveKitSuiteOptions extends Omit<ServerStartOptions, 'redis'> {
+  /**
+   * The file makes SIP calls: its server routes through a Redis of the suite's own, for
+   * livekit-sip (the shared server does when a SIP call can be made here; a file's own
+   * server gets a Redis of its own, started and stopped with it).
+   */
+  sip?: boolean;
+  /**
+   * Start a server for this file only, beside the shared one (a file that kills its
+   * server). Implied by `webhooks` and `ports`.
+   */
+  ownServer?: boolean;
+}
+
+/** The shared server as a file sees it: it cannot stop or kill it. */
+function sharedServer(shared: SharedLiveKit): LiveKitServer {
+  const refuse = async () => {
+    throw new Error(
+      "the suite's shared livekit-server is stopped by its global setup: use liveKitSuite({ ownServer: true }) for a server a file may stop or kill",
+    );
+  };
+  const { url, httpUrl, apiKey, apiSecret, pid, log } = shared;
+  return { url, httpUrl, apiKey, apiSecret, pid, log, stop: refuse, kill: refuse };
+}
+
 /**
- * Starts the server and the speech server before the file's tests and stops them (and the
- * file's workers and callers) after. Call at the top of a suite file that is not skipped.
- * `redis` routes the server through Redis (for livekit-sip); `webhooks` are URLs it posts
- * its webhooks to.
+ * Gives the file's tests a LiveKit server and starts the speech server before them; stops
+ * the file's workers, callers and speech server (and its own server) after. Call at the
+ * top of a suite file that is not skipped. The file uses the suite's shared server (started
+ * once by tests/e2e/harness/global-setup.ts, through Redis for livekit-sip) unless it asks
+ * for its own (`ownServer`, `webhooks`, `ports`) or runs without the global setup; its own
+ * server takes free ports beside the shared one's (ownServerPorts), and with `sip` it routes
+ * through a Redis of its own (harness/redis.ts).
  */
-export function liveKitSuite(options: ServerStartOptions = {}): LiveKitSuite {
+export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
   const workers: Worker[] = [];
   const callers: TestCaller[] = [];
+  const names = new Map<string, string>();
   const oracle = new CodecSurvivingOracle();
-  let server: LiveKitServer | undefined;
+  const provided = inject('liveKitShared');
+  const own =
+    !provided ||
+    options.ownServer === true ||
+    (options.webhooks?.length ?? 0) > 0 ||
+    options.ports !== undefined ||
+    (options.sip === true && provided.redis === undefined);
+  const shared = own ? undefined : provided;
+  let serverOptions: ServerStartOptions | undefined;
+  let redis: SuiteRedis | undefined;
+  let server: LiveKitServer | undefined = shared ? sharedServer(shared) : undefined;
   let speech: FakeOpenAIServer | undefined;
   let rooms: RoomServiceClient | undefined;
   let dispatches: AgentDispatchClient | undefined;
 
-  beforeAll(async () => {
+  const startOwn = async () => {
     const binary = serverBinary();
     if ('missing' in binary) throw new Error(binary.missing);
-    server = await startLiveKitServer(binary.path, options);
+    if (options.sip) redis ??= await startRedis();
+    // Beside the shared server, ports of its own (kept for a restart after a crash).
+    const { ownServer: _own, sip: _sip, ...start } = options;
+    serverOptions ??= {
+      ...start,
+      redis: redis?.address,
+      ports: options.ports ?? (provided ? await ownServerPorts() : undefined),
+    };
+    server = await startLiveKitServer(binary.path, serverOptions);
+  };
+
+  beforeAll(async () => {
+    if (!server) await startOwn();
+    const s = server!;
     speech = await startFakeOpenAI([], { extraRoutes: speechEndpoints({ recognizer: oracle }) });
-    rooms = new RoomServiceClient(server.httpUrl, server.apiKey, server.apiSecret);
-    dispatches = new AgentDispatchClient(server.httpUrl, server.apiKey, server.apiSecret);
+    rooms = new RoomServiceClient(s.httpUrl, s.apiKey, s.apiSecret);
+    dispatches = new AgentDispatchClient(s.httpUrl, s.apiKey, s.apiSecret);
   }, 60_000);
 
   afterAll(async () => {
@@ -115,17 +183,23 @@ export function liveKitSuite(options: ServerStartOptions = {}): LiveKitSuite {
     for (const c of callers.splice(0)) await c.leave().catch(() => undefined);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await speech?.close();
-    await server?.stop();
+    if (!shared) await server?.stop();
+    await redis?.stop();
   }, 60_000);
 
   const need = <T>(value: T | undefined, what: string): T => {
     if (value === undefined) throw new Error(`${what} is not running (beforeAll failed)`);
     return value;
   };
+  const nameOf = (agentName: string) => names.get(agentName) ?? agentName;
 
   const suite: LiveKitSuite = {
     get server() {
       return need(server, 'livekit-server');
+    },
+    shared: shared !== undefined,
+    get redis() {
+      return shared ? (shared.redis ?? undefined) : redis?.address;
     },
     get speech() {
       return need(speech, 'the speech server');
@@ -137,33 +211,47 @@ export function liveKitSuite(options: ServerStartOptions = {}): LiveKitSuite {
     get dispatches() {
       return need(dispatches, 'livekit-server');
     },
-    async worker(options) {
+    async worker(workerOptions) {
+      // On the shared server, a name of this file's own: another file's dispatch of the
+      // same example must not reach this file's worker (its ears are in this process).
+      const agentName = shared
+        ? `${workerOptions.agentName}-f${process.pid}`
+        : workerOptions.agentName;
+      names.set(workerOptions.agentName, agentName);
       const worker = await startWorker(suite.server, {
-        ...options,
-        env: { TASKLINE_E2E_SPEECH_URL: suite.speech.url, ...options.env },
+        ...workerOptions,
+        agentName,
+        env: {
+          TASKLINE_E2E_SPEECH_URL: suite.speech.url,
+          TASKLINE_E2E_AGENT_NAME: agentName,
+          ...workerOptions.env,
+        },
       });
       workers.push(worker);
       return worker;
     },
+    agentName: nameOf,
     async dispatch(room, agentName, metadata) {
-      const dispatch = await suite.dispatches.createDispatch(room, agentName, { metadata });
+      const dispatch = await suite.dispatches.createDispatch(room, nameOf(agentName), {
+        metadata,
+      });
       return dispatch.id;
     },
-    async call(room, agentName, options) {
-      const caller = await TestCaller.join(suite.server, room, options, oracle);
+    async call(room, agentName, callerOptions) {
+      const caller = await TestCaller.join(suite.server, room, callerOptions, oracle);
       callers.push(caller);
       await suite.dispatch(room, agentName);
-      // A job process starts per call: slow on a busy machine (loading models), so a wide bound.
-      await caller.participant(/^agent-/, true, 180_000);
+      // The worker has a job process ready (startWorker waits for it): the agent joins once
+      // that process connected and started its session. A bound for a busy machine.
+      await caller.participant(/^agent-/, true, 120_000);
       return caller;
     },
     async crashServer() {
       await suite.server.kill();
     },
     async restartServer() {
-      const binary = serverBinary();
-      if ('missing' in binary) throw new Error(binary.missing);
-      server = await startLiveKitServer(binary.path, options);
+      if (shared) await suite.server.stop(); // refuses, with the reason
+      await startOwn();
     },
     async observe(room) {
       const observer = await TestCaller.join(

@@ -4,19 +4,45 @@
  * devkey / secret) with this suite's own ports from a config file, and stopped by PID.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
+import { logChild } from './child-log.js';
+import { freeTcpPort, freeUdpPort } from './ports.js';
 
 /** Where the suite's logs and config go (kept after the run, for a failed CI job). */
 export const E2E_DIR = resolve(process.env.TASKLINE_E2E_DIR ?? '.tmp/e2e');
 
-/** The ports of this suite's server (override with TASKLINE_LIVEKIT_PORT / _RTC_TCP / _RTC_UDP). */
-export const PORTS = {
+/** The ports one livekit-server listens on. */
+export interface ServerPorts {
+  /** HTTP and WebSocket (signalling, the server API). */
+  http: number;
+  /** RTC over TCP. */
+  rtcTcp: number;
+  /** One UDP port, multiplexed for every peer connection. */
+  rtcUdp: number;
+}
+
+/**
+ * The ports of the suite's shared server (override with TASKLINE_LIVEKIT_PORT / _RTC_TCP /
+ * _RTC_UDP; a file's own server takes free ports the system picks: {@link ownServerPorts}).
+ */
+export const PORTS: ServerPorts = {
   http: Number(process.env.TASKLINE_LIVEKIT_PORT ?? 17880),
   rtcTcp: Number(process.env.TASKLINE_LIVEKIT_RTC_TCP ?? 17881),
-  /** One UDP port, multiplexed for every peer connection. */
   rtcUdp: Number(process.env.TASKLINE_LIVEKIT_RTC_UDP ?? 17900),
 };
+
+/**
+ * Free ports for a server a test file starts for itself (one it may kill), beside the shared
+ * server: the system picks them (a TCP port free for HTTP, another for RTC over TCP, a UDP
+ * one), so files running at once never collide with each other or with the shared server.
+ */
+export async function ownServerPorts(): Promise<ServerPorts> {
+  const http = await freeTcpPort();
+  let rtcTcp = await freeTcpPort();
+  while (rtcTcp === http) rtcTcp = await freeTcpPort();
+  return { http, rtcTcp, rtcUdp: await freeUdpPort() };
+}
 
 /** The dev-mode credentials livekit-server uses when its config names no keys. */
 export const DEV_KEYS = { apiKey: 'devkey', apiSecret: 'secret' } as const;
@@ -60,26 +86,28 @@ export interface LiveKitServer {
   kill(): Promise<void>;
 }
 
-/** How the server is started: through Redis (for livekit-sip), posting webhooks. */
+/** How the server is started: its ports, through Redis (for livekit-sip), posting webhooks. */
 export interface ServerStartOptions {
   /** Redis host:port to route through (livekit-sip needs it). */
   redis?: string;
   /** URLs the server posts its webhooks to (signed with the dev key). */
   webhooks?: readonly string[];
+  /** Its ports (default {@link PORTS}). */
+  ports?: ServerPorts;
 }
 
 /** The server's config: its own ports on loopback, no TURN, rooms that close soon when empty. */
-function configYaml({ redis, webhooks }: ServerStartOptions): string {
+function configYaml({ redis, webhooks, ports = PORTS }: ServerStartOptions): string {
   return [
     ...(redis ? ['redis:', `  address: ${redis}`] : []),
     ...(webhooks?.length
       ? ['webhook:', `  api_key: ${DEV_KEYS.apiKey}`, `  urls: ${JSON.stringify(webhooks)}`]
       : []),
-    `port: ${PORTS.http}`,
+    `port: ${ports.http}`,
     'bind_addresses: ["127.0.0.1"]',
     'rtc:',
-    `  tcp_port: ${PORTS.rtcTcp}`,
-    `  udp_port: ${PORTS.rtcUdp}`,
+    `  tcp_port: ${ports.rtcTcp}`,
+    `  udp_port: ${ports.rtcUdp}`,
     '  use_external_ip: false',
     '  enable_loopback_candidate: true',
     '  node_ip: 127.0.0.1',
@@ -124,28 +152,27 @@ export async function startLiveKitServer(
   options: ServerStartOptions = {},
 ): Promise<LiveKitServer> {
   mkdirSync(E2E_DIR, { recursive: true });
+  const ports = options.ports ?? PORTS;
   // Something else answering on our port would be mistaken for our server: refuse instead.
-  const taken = await fetch(`http://127.0.0.1:${PORTS.http}`, {
+  const taken = await fetch(`http://127.0.0.1:${ports.http}`, {
     signal: AbortSignal.timeout(1_000),
   })
     .then(() => true)
     .catch(() => false);
   if (taken) {
     throw new Error(
-      `port ${PORTS.http} already answers HTTP: another livekit-server? Stop it, or set TASKLINE_LIVEKIT_PORT (and _RTC_TCP, _RTC_UDP).`,
+      `port ${ports.http} already answers HTTP: another livekit-server? Stop it, or set TASKLINE_LIVEKIT_PORT (and _RTC_TCP, _RTC_UDP).`,
     );
   }
-  const config = join(E2E_DIR, 'livekit.yaml');
-  const log = join(E2E_DIR, 'livekit-server.log');
+  const config = join(E2E_DIR, `livekit-${ports.http}.yaml`);
+  const log = join(E2E_DIR, `livekit-server-${ports.http}.log`);
   writeFileSync(config, configYaml(options));
-  const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--dev', '--config', config], {
     stdio: ['ignore', 'pipe', 'pipe'],
   });
-  child.stdout?.pipe(out);
-  child.stderr?.pipe(out);
+  logChild(child, log);
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-  const httpUrl = `http://127.0.0.1:${PORTS.http}`;
+  const httpUrl = `http://127.0.0.1:${ports.http}`;
   try {
     await waitForHttp(httpUrl, child, 30_000);
   } catch (error) {
@@ -154,7 +181,7 @@ export async function startLiveKitServer(
   }
   const pid = child.pid!;
   return {
-    url: `ws://127.0.0.1:${PORTS.http}`,
+    url: `ws://127.0.0.1:${ports.http}`,
     httpUrl,
     ...DEV_KEYS,
     pid,
@@ -165,13 +192,11 @@ export async function startLiveKitServer(
       const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
       await exited;
       clearTimeout(timer);
-      out.end();
     },
     async kill() {
       if (child.exitCode !== null || child.signalCode !== null) return;
       child.kill('SIGKILL');
       await exited;
-      out.end();
     },
   };
 }

@@ -8,10 +8,16 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
 import { createSocket } from 'node:dgram';
-import { createWriteStream, existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { connect, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { SipClient } from 'livekit-server-sdk';
+import { afterAll, beforeAll, inject } from 'vitest';
+import { encodeWav, synthesize } from '../../../src/testing/espeak.js';
+import { logChild } from './child-log.js';
+import type { LiveKitSuite } from './index.js';
+import { redisProblem } from './redis.js';
+import type { ScenarioLine } from './scenario.js';
 import { E2E_DIR, type LiveKitServer } from './server.js';
 import { waitFor } from './wait.js';
 
@@ -21,11 +27,28 @@ export const SIP_PORTS = {
   rtp: process.env.TASKLINE_SIP_RTP ?? '16000-16100',
 };
 
-/** The Redis livekit-sip and the server share (scripts/ci-services.sh --redis starts it). */
-export const REDIS_ADDRESS = process.env.TASKLINE_REDIS ?? '127.0.0.1:6379';
+/**
+ * The ports of the suite's SIP phones: phone `i` (0-4) takes four from
+ * TASKLINE_SIP_PHONE_PORTS (default 15070) + 4i: SIP, TLS (baresip's next port), control
+ * and keys.
+ */
+export function phonePorts(index: number): Pick<PhoneOptions, 'port' | 'ctrlPort' | 'keyPort'> {
+  const base = Number(process.env.TASKLINE_SIP_PHONE_PORTS ?? 15070) + 4 * index;
+  return { port: base, ctrlPort: base + 2, keyPort: base + 3 };
+}
 
 /** Why the SIP tests cannot run here (a sentence saying how to fix it), or undefined. */
 export async function sipUnavailable(): Promise<string | undefined> {
+  const problem = await sipProblem();
+  if (!problem) return undefined;
+  if (process.env.CI === 'true')
+    throw new Error(`CI=true and the SIP e2e tests cannot run: ${problem}`);
+  console.warn(`[skipped: needs a SIP service] ${problem}`);
+  return problem;
+}
+
+/** What is missing for a SIP call here (livekit-sip, baresip, redis-server), or undefined. */
+export async function sipProblem(): Promise<string | undefined> {
   let problem: string | undefined;
   let binary = '';
   try {
@@ -39,29 +62,8 @@ export async function sipUnavailable(): Promise<string | undefined> {
     problem = 'livekit-sip is not built; build it with `bash scripts/livekit-tools.sh --sip`';
   else if (!existsSync('/usr/bin/baresip'))
     problem = 'baresip (the SIP phone) is not installed; `apt-get install baresip`';
-  else if (!(await redisAnswers()))
-    problem = `Redis does not answer at ${REDIS_ADDRESS}; start it with \`bash scripts/ci-services.sh --redis\``;
-  if (!problem) return undefined;
-  if (process.env.CI === 'true')
-    throw new Error(`CI=true and the SIP e2e tests cannot run: ${problem}`);
-  console.warn(`[skipped: needs a SIP service] ${problem}`);
+  else problem = redisProblem();
   return problem;
-}
-
-function redisAnswers(): Promise<boolean> {
-  const [host = '127.0.0.1', port = '6379'] = REDIS_ADDRESS.split(':');
-  return new Promise((resolve) => {
-    const socket = connect({ host, port: Number(port) });
-    const done = (ok: boolean) => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(ok);
-    };
-    const timer = setTimeout(() => done(false), 2_000);
-    socket.once('connect', () => socket.write('PING\r\n'));
-    socket.once('data', (d) => done(d.toString().startsWith('+PONG')));
-    socket.once('error', () => done(false));
-  });
 }
 
 /** A running livekit-sip. */
@@ -71,8 +73,8 @@ export interface SipService {
   stop(): Promise<void>;
 }
 
-/** Starts livekit-sip on loopback beside `server` (which must run with Redis). */
-export async function startSipService(server: LiveKitServer): Promise<SipService> {
+/** Starts livekit-sip on loopback beside `server`, through the Redis `server` routes through. */
+export async function startSipService(server: LiveKitServer, redis: string): Promise<SipService> {
   const binary = execFileSync('bash', ['scripts/livekit-tools.sh', '--path', 'sip'], {
     encoding: 'utf8',
   }).trim();
@@ -86,7 +88,7 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       `api_secret: ${server.apiSecret}`,
       `ws_url: ${server.url}`,
       'redis:',
-      `  address: ${REDIS_ADDRESS}`,
+      `  address: ${redis}`,
       `sip_port: ${SIP_PORTS.signalling}`,
       'sip_hostname: 127.0.0.1',
       'listen_ip: 127.0.0.1',
@@ -101,17 +103,13 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       '',
     ].join('\n'),
   );
-  const out = createWriteStream(log, { flags: 'a' });
   const child = spawn(binary, ['--config', config], { stdio: ['ignore', 'pipe', 'pipe'] });
   const lines: string[] = [];
   const listeners = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    stream?.on('data', (chunk: Buffer) => {
-      out.write(chunk);
-      lines.push(...chunk.toString().split('\n'));
-      for (const l of listeners) l();
-    });
-  }
+  logChild(child, log, (line) => {
+    lines.push(line);
+    for (const l of listeners) l();
+  });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   try {
     await waitFor(
@@ -134,25 +132,46 @@ export async function startSipService(server: LiveKitServer): Promise<SipService
       const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
       await exited;
       clearTimeout(timer);
-      out.end();
     },
   };
 }
 
-/** The trunk number callers dial (the To user). */
+/**
+ * The SIP service a file's calls go through: the suite's shared livekit-sip (started by the
+ * global setup beside the shared server), or — when the file has a server of its own — one
+ * started for the file and stopped after it. Call at the top of the file, after liveKitSuite.
+ */
+export function sipServiceFor(lk: LiveKitSuite): void {
+  let own: SipService | undefined;
+  beforeAll(async () => {
+    const shared = inject('liveKitShared');
+    if (lk.shared && shared?.sip) return;
+    if (lk.shared) throw new Error('the shared livekit-server runs, but no livekit-sip beside it');
+    if (!lk.redis)
+      throw new Error('liveKitSuite({ sip: true }) gives the server the Redis livekit-sip needs');
+    own = await startSipService(lk.server, lk.redis);
+  }, 60_000);
+  afterAll(async () => {
+    await own?.stop();
+  });
+}
+
+/** The trunk number callers dial (the To user), unless a file gives its own. */
 export const TRUNK_NUMBER = '+15550001';
 
 /**
- * An inbound trunk for calls from loopback to {@link TRUNK_NUMBER} and an individual
- * dispatch rule: each call in its own room `<roomPrefix>…`, with `agentName` dispatched.
+ * An inbound trunk for calls from loopback to `number` (default {@link TRUNK_NUMBER}; each
+ * file that takes calls at the same time needs its own) and an individual dispatch rule:
+ * each call in its own room `<roomPrefix>…`, with `agentName` dispatched.
  */
 export async function inboundRoute(
   server: LiveKitServer,
   agentName: string,
   roomPrefix: string,
+  number = TRUNK_NUMBER,
 ): Promise<{ trunkId: string; ruleId: string; remove(): Promise<void> }> {
   const sip = new SipClient(server.httpUrl, server.apiKey, server.apiSecret);
-  const trunk = await sip.createSipInboundTrunk('taskline-e2e', [TRUNK_NUMBER], {
+  const trunk = await sip.createSipInboundTrunk(`taskline-e2e-${number}`, [number], {
     allowedAddresses: ['127.0.0.1/32'],
   });
   const rule = await sip.createSipDispatchRule(
@@ -240,10 +259,8 @@ export class SipPhone {
       join(dir, 'accounts'),
       `<sip:${options.number}@127.0.0.1:${options.port}>;regint=0${options.answer ? ';answermode=auto' : ''}\n`,
     );
-    const log = createWriteStream(join(dir, 'baresip.log'));
     const child = spawn('baresip', ['-f', dir], { stdio: ['ignore', 'pipe', 'pipe'] });
-    child.stdout?.pipe(log);
-    child.stderr?.pipe(log);
+    logChild(child, join(dir, 'baresip.log'));
     const phone = new SipPhone(child, dir, options);
     await phone.connectCtrl();
     return phone;
@@ -313,6 +330,24 @@ export class SipPhone {
     this.command('hangup');
   }
 
+  /** True while a call of this phone has not closed (by its last call event). */
+  get inCall(): boolean {
+    const last = this.events.filter((e) => /^CALL_(?!DTMF)/.test(e.type)).at(-1);
+    return last !== undefined && last.type !== 'CALL_CLOSED';
+  }
+
+  /**
+   * Hangs up what a failed test left open (a call, or the one a REFER made), so the next
+   * test starts on an idle phone. Bounded; never throws.
+   */
+  async hangUpOpenCalls(timeoutMs = 15_000): Promise<void> {
+    for (let i = 0; i < 3 && this.inCall; i++) {
+      const from = this.events.length;
+      this.hangup();
+      await this.event('CALL_CLOSED', timeoutMs, from).catch(() => undefined);
+    }
+  }
+
   /** Answers the call ringing now (for a phone without `answer: true`). */
   accept(): void {
     this.command('accept');
@@ -364,4 +399,77 @@ export class SipPhone {
     await exited;
     clearTimeout(timer);
   }
+}
+
+/**
+ * `phone` says `text` into its call (espeak-ng speech at 8 kHz from a WAV named `name` in
+ * E2E_DIR, registered with the suite's ears first); resolves once the words have been played.
+ */
+export async function phoneSays(
+  lk: LiveKitSuite,
+  phone: SipPhone,
+  text: string,
+  name: string,
+): Promise<void> {
+  const wav = join(E2E_DIR, `${name}.wav`);
+  const pcm = await synthesize(text, { sampleRate: 8_000 });
+  writeFileSync(wav, encodeWav(pcm));
+  lk.oracle.register(text, pcm);
+  phone.play(wav);
+  // The phone is talking for as long as the words take.
+  const ms = (pcm.samples.length / pcm.sampleRate) * 1000;
+  await new Promise((r) => setTimeout(r, ms + 100));
+}
+
+/**
+ * A scenario line on a SIP phone: `phone` dials `dial` (livekit-sip's inbound trunk), the
+ * dispatch rule makes the call's room (named `<roomPrefix>…`), and a hidden observer joins
+ * it to read the agent. The phone speaks (a WAV of espeak-ng speech, 8 kHz, registered with
+ * the suite's ears first), keys (RFC 2833) and hangs up (BYE).
+ */
+export function phoneLine(
+  lk: LiveKitSuite,
+  phone: SipPhone,
+  dial: string,
+  roomPrefix: string,
+): () => Promise<ScenarioLine> {
+  return async () => {
+    const from = phone.events.length;
+    const before = new Set((await lk.rooms.listRooms()).map((r) => r.name));
+    phone.dial(dial);
+    await phone.event('CALL_ESTABLISHED', 120_000, from);
+    // The server has no event a non-participant can wait on for a new room: ask it.
+    let room: string | undefined;
+    const deadline = Date.now() + 30_000;
+    while (!room && Date.now() < deadline) {
+      room = (await lk.rooms.listRooms())
+        .map((r) => r.name)
+        .find((r) => r.startsWith(roomPrefix) && !before.has(r));
+      if (!room) await new Promise((r) => setTimeout(r, 200));
+    }
+    if (!room) throw new Error(`the call made no room ${roomPrefix}… within 30 s`);
+    const ears = await lk.observe(room);
+    const closed = () => phone.events.slice(from).some((e) => e.type === 'CALL_CLOSED');
+    let said = 0;
+    return {
+      room,
+      ears,
+      async say(text) {
+        said += 1;
+        await phoneSays(lk, phone, text, `${room}-${said}`);
+      },
+      press: (keys, gapMs) => phone.press(keys, gapMs),
+      async hangup() {
+        if (closed()) return;
+        phone.hangup();
+        await phone.event('CALL_CLOSED', 30_000, from);
+      },
+      get ended() {
+        return closed() || ears.disconnectReason !== undefined;
+      },
+      async endedByBot(timeoutMs) {
+        await phone.event('CALL_CLOSED', timeoutMs, from);
+      },
+    };
+  };
 }

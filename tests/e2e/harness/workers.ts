@@ -6,15 +6,17 @@
  * `stop()` ends one gracefully, `kill()` with SIGKILL (a crashed worker).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { createWriteStream, type WriteStream } from 'node:fs';
 import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import type { TransferResult } from '../../../src/telephony/transfer.js';
 import { RESULT_PREFIX } from '../workers/session.js';
+import { logChild } from './child-log.js';
+import { freeTcpPort } from './ports.js';
 import type { LiveKitServer } from './server.js';
 import { E2E_DIR } from './server.js';
 import { waitFor } from './wait.js';
 
 const TSX = resolve('node_modules/.bin/tsx');
+let started = 0;
 
 /** A call's typed result, as its worker printed it when the call's session closed. */
 export interface CallResult<R = unknown> {
@@ -23,6 +25,8 @@ export interface CallResult<R = unknown> {
   callerNumber?: string;
   reason: string;
   result: R;
+  /** The call's transfer, when the bot attempted one (as the room entry saw it). */
+  transfer?: TransferResult;
 }
 
 /** Options for {@link startWorker}. */
@@ -31,12 +35,19 @@ export interface WorkerOptions {
   file: string;
   /** Its agent name (logged by the worker when it registers). */
   agentName: string;
-  /** Its health-check port (each worker needs its own). */
-  port: number;
+  /** Its health-check port; default: a free port the system picks (upstream's 0 means 8081). */
+  port?: number;
   /** More environment (e.g. TASKLINE_E2E_SPEECH_URL, TASKLINE_TRANSFER_MODE). */
   env?: Record<string, string>;
   /** How long to wait for it to register (default 60 s: a loaded machine is slow to load onnx). */
   registerWithinMs?: number;
+  /**
+   * Job processes it keeps started and initialized ahead of calls (default 1): as many as
+   * the calls the file makes to it at once, so no call waits for a process to load.
+   */
+  idleProcesses?: number;
+  /** How long to wait for those processes to be ready (default 180 s: a bound, on a busy machine). */
+  readyWithinMs?: number;
 }
 
 /** A running worker process. */
@@ -60,8 +71,7 @@ export interface Worker {
 
 /** Starts a worker process and waits until it registered with the server. */
 export async function startWorker(server: LiveKitServer, options: WorkerOptions): Promise<Worker> {
-  const logPath = join(E2E_DIR, `worker-${options.agentName}-${options.port}.log`);
-  const log: WriteStream = createWriteStream(logPath, { flags: 'a' });
+  const logPath = join(E2E_DIR, `worker-${options.agentName}-${process.pid}-${++started}.log`);
   const child: ChildProcess = spawn(TSX, [options.file, 'start', '--log-level', 'debug'], {
     stdio: ['ignore', 'pipe', 'pipe'],
     // Its own process group: stopping the worker also reaches the job processes it forked.
@@ -72,23 +82,20 @@ export async function startWorker(server: LiveKitServer, options: WorkerOptions)
       LIVEKIT_API_KEY: server.apiKey,
       LIVEKIT_API_SECRET: server.apiSecret,
       LOG_LEVEL: 'debug',
-      TASKLINE_E2E_WORKER_PORT: String(options.port),
+      TASKLINE_E2E_WORKER_PORT: String(options.port ?? (await freeTcpPort())),
+      TASKLINE_E2E_IDLE_PROCESSES: String(options.idleProcesses ?? 1),
       ...options.env,
     },
   });
   const lines: string[] = [];
   const listeners = new Set<() => void>();
-  for (const stream of [child.stdout, child.stderr]) {
-    if (!stream) continue;
-    createInterface({ input: stream }).on('line', (line) => {
-      lines.push(line);
-      log.write(`${line}\n`);
-      for (const l of listeners) l();
-    });
-  }
+  // Kept until its job processes (which print to the same pipes) are gone too.
+  logChild(child, logPath, (line) => {
+    lines.push(line);
+    for (const l of listeners) l();
+  });
   const exited = new Promise<number | null>((resolve) =>
     child.once('exit', (code) => {
-      log.end();
       for (const l of listeners) l();
       resolve(code);
     }),
@@ -144,6 +151,16 @@ export async function startWorker(server: LiveKitServer, options: WorkerOptions)
   };
   try {
     await line(/registered worker/, options.registerWithinMs ?? 60_000);
+    // Ready for calls once its job processes have loaded the agent: a call dispatched
+    // before that waits for a process to start, which on a busy machine takes tens of seconds.
+    const idle = options.idleProcesses ?? 1;
+    await waitFor(
+      () => lines.filter((l) => l.includes('job runner initialized')).length >= idle || undefined,
+      listeners,
+      options.readyWithinMs ?? 180_000,
+      `worker ${options.agentName} to have ${idle} job process(es) ready (log: ${logPath})`,
+      () => (alive() ? undefined : `the worker exited (code ${child.exitCode})`),
+    );
   } catch (error) {
     await worker.stop(1_000);
     throw error;

@@ -9,13 +9,14 @@
  * Each call's typed result is printed as one `E2E_RESULT {json}` line when its session
  * closes, so the suite reads what a user's code would read from `result()`.
  */
-import { type ServerOptions, type VAD, voice } from '@livekit/agents';
+import { type llm, type ServerOptions, type VAD, voice } from '@livekit/agents';
 import * as openai from '@livekit/agents-plugin-openai';
 import * as silero from '@livekit/agents-plugin-silero';
 import { type CallModule, loadCallDemo } from '../../../src/app/module.js';
 import type { RoomAgentOptions } from '../../../src/app/room.js';
 import { roomServerOptions } from '../../../src/app/room.js';
 import { localTts } from '../../../src/scenarios/audio/local-tts.js';
+import { lastTransfer } from '../../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
 
 /** The prefix of the line a worker prints with a call's typed result. */
@@ -40,22 +41,34 @@ export async function e2eModule<R>(module: CallModule<R>): Promise<CallModule<R>
     ...module,
     createCall(setup) {
       const call = createCall(setup);
-      setup?.session.once(voice.AgentSessionEventTypes.Close, (ev) => {
-        const line = {
-          room: setup.room?.name,
-          callerNumber: setup.callerNumber,
-          reason: ev.reason,
-          result: call.result(),
-        };
-        process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(line)}\n`);
+      const session = setup?.session;
+      session?.once(voice.AgentSessionEventTypes.Close, (ev) => {
+        const result = call.result();
+        // The transfer has settled once the session closed (the call ended after it).
+        void lastTransfer(session).then((transfer) => {
+          const line = {
+            room: setup?.room?.name,
+            callerNumber: setup?.callerNumber,
+            reason: ev.reason,
+            result,
+            ...(transfer ? { transfer } : {}),
+          };
+          process.stdout.write(`${RESULT_PREFIX}${JSON.stringify(line)}\n`);
+        });
       });
       return call;
     },
   };
 }
 
-/** Room-entry options building each call's session as described in this file's header. */
-export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
+/**
+ * Room-entry options building each call's session as described in this file's header;
+ * `model` replaces the demo's scripted model (a worker that needs another stand-in).
+ */
+export function e2eSessionOptions(
+  module: CallModule,
+  options: { model?: () => llm.LLM } = {},
+): RoomAgentOptions {
   return {
     // Loaded while the job process waits for a job, as roomAgent's own prewarm does.
     prewarm: async () => {
@@ -64,8 +77,7 @@ export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
     },
     createSession: async () => {
       vad ??= silero.VAD.load();
-      const demo = await loadCallDemo(module);
-      const model = demo.createScriptedModel?.();
+      const model = options.model?.() ?? (await loadCallDemo(module)).createScriptedModel?.();
       if (!model) throw new Error(`${module.name} has no scripted model in its demo`);
       const session = new voice.AgentSession({
         vad: await vad,
@@ -91,23 +103,34 @@ export function e2eSessionOptions(module: CallModule): RoomAgentOptions {
 const JOBS_PER_WORKER = 8;
 
 /**
+ * How long a job process may take to load the agent before upstream kills it. Upstream's
+ * 10 s is a retry loop that never ends on a busy machine: each new process loads the whole
+ * module graph through tsx, is killed at 10 s, and the next one starts from zero (seen: 18
+ * processes killed in 3 minutes, no call answered). A bound, not an expectation.
+ */
+const JOB_PROCESS_LOAD_MS = 120_000;
+
+/**
  * The example's worker options (`roomServerOptions`, its agent name) with what a shared,
  * loaded test machine needs: load measured as this worker's share of {@link JOBS_PER_WORKER}
  * calls, not upstream's default (the whole machine's CPU, which on a busy machine reads
- * near 1.0 and makes the server turn every dispatch away — "no servers available"), one
- * process kept warm, a bound on a job process's prewarm (loading VAD, opening stores) that a
- * machine shared by many processes meets (upstream's 10 s default times out every process
- * there, and a dispatched job then waits for one forever), and its health port from the harness.
+ * near 1.0 and makes the server turn every dispatch away — "no servers available"), job
+ * processes kept ready (TASKLINE_E2E_IDLE_PROCESSES, default 1) with a load bound that fits
+ * the machine, and from the harness its health port and its agent name
+ * (TASKLINE_E2E_AGENT_NAME: on the suite's shared server each file's workers have names of
+ * their own), and a bound on a job process's prewarm (loading VAD) that a machine shared by
+ * many processes meets (upstream's 10 s default times out every process there).
  */
 export function e2eServerOptions(fileUrl: string, agentName: string): ServerOptions {
-  const options = roomServerOptions(fileUrl, { agentName });
+  const options = roomServerOptions(fileUrl, {
+    agentName: process.env.TASKLINE_E2E_AGENT_NAME || agentName,
+  });
   options.loadFunc = async (server) => Math.min(1, server.activeJobs.length / JOBS_PER_WORKER);
   options.loadThreshold = 1;
-  options.numIdleProcesses = 1;
-  // A job process loads Silero's model and the worker's TypeScript before it reports ready:
-  // on a loaded 2-core machine that takes longer than upstream's 10 s bound.
-  options.initializeProcessTimeout = 60_000;
+  options.numIdleProcesses = Number(process.env.TASKLINE_E2E_IDLE_PROCESSES ?? 1);
+  options.initializeProcessTimeout = JOB_PROCESS_LOAD_MS;
   options.host = '127.0.0.1';
+  // The harness gives each worker a free port: workers started at once never collide.
   options.port = Number(process.env.TASKLINE_E2E_WORKER_PORT ?? 0) || options.port;
   return options;
 }
