@@ -105,10 +105,10 @@ function questionsAndLines(name: string, say: (i: number) => unknown) {
 }
 
 /** Lines said by the flow itself (`announce`): no task switch for one sentence. */
-const saidByFlow = questionsAndLines('said-by-flow', (i) => announce(SAID, `said${i}`));
+const saidByFlow = questionsAndLines('said_by_flow', (i) => announce(SAID, `said${i}`));
 /** The same lines as one-sentence tasks (how `announce` ran before). */
 const saidByTask = questionsAndLines(
-  'said-by-task',
+  'said_by_task',
   (i) => () => new AnnounceTask(SAID, `said${i}`),
 );
 
