@@ -1,6 +1,7 @@
 import { type llm, workflows } from '@livekit/agents';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
+import { checkRange, millis } from '../core/options.js';
 import { parseDestination, ringingSeconds } from './sip-address.js';
 import type { Transferer, TransferRequest, TransferResult } from './transfer.js';
 
@@ -58,14 +59,10 @@ export class WarmTransferer implements Transferer {
   constructor(options: WarmTransfererOptions = {}) {
     const seconds = ringingSeconds(options, 'WarmTransferer');
     this.ringingTimeout = seconds === undefined ? undefined : seconds * 1000;
-    const consult = options.consultTimeoutMs ?? DEFAULT_CONSULT_TIMEOUT_MS;
-    if (!Number.isFinite(consult) || consult <= 0) {
-      throw new TasklineError(
-        'invalid_argument',
-        `WarmTransferer: consultTimeoutMs must be a positive number of milliseconds (e.g. 180000), got ${consult}.`,
-      );
-    }
-    this.consultTimeoutMs = consult;
+    this.consultTimeoutMs =
+      checkRange('consultTimeoutMs', options.consultTimeoutMs, millis(1), {
+        owner: 'WarmTransferer',
+      }) ?? DEFAULT_CONSULT_TIMEOUT_MS;
     this.options = options;
   }
 
