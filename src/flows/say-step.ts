@@ -16,11 +16,15 @@ export interface SayStepRun {
 }
 
 /**
- * Says `lines` in turn and waits until they have played (or were interrupted by the caller, as
- * any spoken line may be). The step ends `ok`, `timeout` when its bound passed first, or
+ * Runs `before` (the flow's greeting), then says `lines` in turn and waits until they have
+ * played (or were interrupted by the caller, as any spoken line may be). The step ends `ok`, `timeout` when its bound passed first, or
  * `hangup`/`cancelled` when the call ended under it.
  */
-export async function saySteps(run: SayStepRun, lines: readonly string[]): Promise<Outcome<void>> {
+export async function saySteps(
+  run: SayStepRun,
+  lines: readonly string[],
+  before?: () => Promise<void>,
+): Promise<Outcome<void>> {
   let timedOut = false;
   let speaking: voice.SpeechHandle | undefined;
   const timer =
@@ -31,6 +35,7 @@ export async function saySteps(run: SayStepRun, lines: readonly string[]): Promi
           speaking?.interrupt(true);
         });
   try {
+    await before?.();
     for (const line of lines) {
       if (timedOut || run.call.hungUp) break;
       speaking = run.session.say(line);
