@@ -6,6 +6,7 @@
 import type { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import type { Outcome } from '../outcome.js';
+import { isSessionClosing } from '../upstream/internals.js';
 
 /** What saying a line needs of the running flow. */
 export interface SayStepRun {
@@ -51,10 +52,12 @@ export async function saySteps(
   } finally {
     timer?.cancel();
   }
-  // A line cut by the caller hanging up was not heard; one that played whole was.
+  // A line cut by the call ending was not heard; one that played whole was.
+  const cut = speaking === undefined || speaking.interrupted;
   const hungUp = run.call.hungUp;
-  if (hungUp && (speaking === undefined || speaking.interrupted)) {
-    return { status: 'hangup', attempts: 0, reason: hungUp.reason };
+  if (hungUp && cut) return { status: 'hangup', attempts: 0, reason: hungUp.reason };
+  if (cut && isSessionClosing(run.session)) {
+    return { status: 'cancelled', attempts: 0, reason: 'the session closed during the line' };
   }
   if (timedOut) {
     return { status: 'timeout', attempts: 0, reason: `no result within ${run.timeoutMs} ms` };
