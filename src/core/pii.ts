@@ -83,7 +83,12 @@ export function luhnValid(digits: string): boolean {
  * string that may reach a log.
  */
 export function maskPII(text: string): string {
-  let out = text.replace(CARD_CANDIDATE, (candidate) => {
+  return maskSecrets(maskCards(text));
+}
+
+/** Card numbers in `text`, masked but for their last four digits. */
+function maskCards(text: string): string {
+  return text.replace(CARD_CANDIDATE, (candidate) => {
     const digits = candidate.replace(/[^0-9]/g, '');
     if (digits.length < 13 || digits.length > 19 || !luhnValid(digits)) return candidate;
     let keep = 4;
@@ -100,6 +105,11 @@ export function maskPII(text: string): string {
       .reverse()
       .join('');
   });
+}
+
+/** Registered secrets in `text`, as "*" characters. */
+function maskSecrets(text: string): string {
+  let out = text;
   for (const pattern of secrets.values()) {
     out = out.replace(pattern, (found) => found.replace(/[^\s,.-]/g, '*'));
   }
@@ -138,6 +148,19 @@ const CALLER_INPUT_KEY = /^lk\.pii\./u;
 const LOGGER_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'v']);
 
 /**
+ * A JSON number of 16 digits or more: past 2^53, parsing would round it (a card logged as a
+ * number would then no longer read as a card), so it is read as the string it was written as.
+ */
+const LONG_NUMBER = /([:,[]\s*)(-?\d{16,})(?=\s*[,}\]])/g;
+
+/**
+ * Fewest digits a number-typed value needs to be taken for a card: 13- and 14-digit cards
+ * are rare, a 13-digit number is most often a millisecond time (one in ten passes the Luhn
+ * check). Registered secrets are masked in numbers of any length.
+ */
+const CARD_NUMBER_DIGITS = 15;
+
+/**
  * Masks one serialized log line (JSON, as upstream's logger writes it) value by value: card
  * numbers and registered secrets in any string or number a record carries (not in the
  * logger's own `time`, `pid` and `level`, so the line stays valid JSON), and — while a secret
@@ -151,7 +174,7 @@ export function maskLogLine(line: string): string {
   const ending = line.endsWith('\n') ? '\n' : '';
   let record: unknown;
   try {
-    record = JSON.parse(line);
+    record = JSON.parse(line.replace(LONG_NUMBER, '$1"$2"'));
   } catch {
     return maskPII(line);
   }
@@ -162,7 +185,7 @@ export function maskLogLine(line: string): string {
   for (const [key, value] of Object.entries(record)) {
     if (LOGGER_FIELDS.has(key)) out[key] = value;
     else if (capturing && CALLER_INPUT_KEY.test(key)) out[key] = '****';
-    else out[key] = maskFields(value);
+    else out[maskPII(key)] = maskFields(value);
   }
   return `${JSON.stringify(out)}${ending}`;
 }
@@ -176,7 +199,10 @@ export function maskFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'number' && Number.isInteger(value)) {
     // A card number or a PIN logged as a number is masked like its written form.
     const written = String(value);
-    const masked = maskPII(written);
+    const masked =
+      written.replace('-', '').length >= CARD_NUMBER_DIGITS
+        ? maskPII(written)
+        : maskSecrets(written);
     return masked === written ? value : masked;
   }
   if (value === null || typeof value !== 'object') return value;
@@ -184,7 +210,7 @@ export function maskFields(value: unknown, depth = 0): unknown {
   if (depth > 5) return maskPII(JSON.stringify(value));
   if (Array.isArray(value)) return value.map((v) => maskFields(v, depth + 1));
   const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(value)) out[k] = maskFields(v, depth + 1);
+  for (const [k, v] of Object.entries(value)) out[maskPII(k)] = maskFields(v, depth + 1);
   return out;
 }
 

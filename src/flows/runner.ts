@@ -603,11 +603,11 @@ export class FlowTask<R> extends voice.AgentTask<FlowResult<R>> {
     const made = say({ answers: this.answers() });
     this.idle();
     try {
-      await before?.();
       const lines = [repairLine, 'text' in made ? made.text : undefined];
       const said = await saySteps(
         { session: this.agentSession!, call: this.call!, timeoutMs: step.timeoutMs },
         lines.filter((l): l is string => l !== undefined),
+        before,
       );
       const outcome: Outcome<unknown> =
         'reason' in made && said.status === 'ok'

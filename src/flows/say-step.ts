@@ -6,6 +6,7 @@
 import type { voice } from '@livekit/agents';
 import type { CallContext } from '../core/call.js';
 import type { Outcome } from '../outcome.js';
+import { isSessionClosing } from '../upstream/internals.js';
 
 /** What saying a line needs of the running flow. */
 export interface SayStepRun {
@@ -16,11 +17,15 @@ export interface SayStepRun {
 }
 
 /**
- * Says `lines` in turn and waits until they have played (or were interrupted by the caller, as
- * any spoken line may be). The step ends `ok`, `timeout` when its bound passed first, or
+ * Runs `before` (the flow's greeting), then says `lines` in turn and waits until they have
+ * played (or were interrupted by the caller, as any spoken line may be). The step ends `ok`, `timeout` when its bound passed first, or
  * `hangup`/`cancelled` when the call ended under it.
  */
-export async function saySteps(run: SayStepRun, lines: readonly string[]): Promise<Outcome<void>> {
+export async function saySteps(
+  run: SayStepRun,
+  lines: readonly string[],
+  before?: () => Promise<void>,
+): Promise<Outcome<void>> {
   let timedOut = false;
   let speaking: voice.SpeechHandle | undefined;
   const timer =
@@ -31,6 +36,7 @@ export async function saySteps(run: SayStepRun, lines: readonly string[]): Promi
           speaking?.interrupt(true);
         });
   try {
+    await before?.();
     for (const line of lines) {
       if (timedOut || run.call.hungUp) break;
       speaking = run.session.say(line);
@@ -46,10 +52,12 @@ export async function saySteps(run: SayStepRun, lines: readonly string[]): Promi
   } finally {
     timer?.cancel();
   }
-  // A line cut by the caller hanging up was not heard; one that played whole was.
+  // A line cut by the call ending was not heard; one that played whole was.
+  const cut = speaking === undefined || speaking.interrupted;
   const hungUp = run.call.hungUp;
-  if (hungUp && (speaking === undefined || speaking.interrupted)) {
-    return { status: 'hangup', attempts: 0, reason: hungUp.reason };
+  if (hungUp && cut) return { status: 'hangup', attempts: 0, reason: hungUp.reason };
+  if (cut && isSessionClosing(run.session)) {
+    return { status: 'cancelled', attempts: 0, reason: 'the session closed during the line' };
   }
   if (timedOut) {
     return { status: 'timeout', attempts: 0, reason: `no result within ${run.timeoutMs} ms` };

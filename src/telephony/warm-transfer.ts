@@ -39,6 +39,9 @@ export interface WarmTransfererOptions
   clock?: Clock;
 }
 
+/** Longest {@link WarmTransfererOptions.consultTimeoutMs}: one hour on hold is already too long. */
+export const MAX_CONSULT_TIMEOUT_MS = 3_600_000;
+
 /** Default of {@link WarmTransfererOptions.consultTimeoutMs}. */
 export const DEFAULT_CONSULT_TIMEOUT_MS = 180_000;
 
@@ -60,7 +63,7 @@ export class WarmTransferer implements Transferer {
     const seconds = ringingSeconds(options, 'WarmTransferer');
     this.ringingTimeout = seconds === undefined ? undefined : seconds * 1000;
     this.consultTimeoutMs =
-      checkRange('consultTimeoutMs', options.consultTimeoutMs, millis(1), {
+      checkRange('consultTimeoutMs', options.consultTimeoutMs, millis(1, MAX_CONSULT_TIMEOUT_MS), {
         owner: 'WarmTransferer',
       }) ?? DEFAULT_CONSULT_TIMEOUT_MS;
     this.options = options;

@@ -155,3 +155,19 @@ describe('a JSON log line is masked value by value', () => {
     expect(masked).not.toMatch(/8642|eight six/);
   });
 });
+
+describe('numbers and keys in a JSON log line', () => {
+  it('masks a 19-digit card logged as a number, which JSON parsing would have rounded', () => {
+    const line = '{"level":30,"time":1795696709611,"paid":6011000990139424017,"msg":"ok"}\n';
+    const masked = maskLogLine(line);
+    expect(masked).not.toMatch(/601100099013942/);
+    expect(JSON.parse(masked)).toMatchObject({ time: 1795696709611, paid: '***************4017' });
+  });
+
+  it('keeps a nested millisecond time a number (not a card), and masks a card used as a key', () => {
+    const line = `${JSON.stringify({ level: 30, job: { at: 1795696709611 }, [CARD]: 'x', msg: CARD })}\n`;
+    const record = JSON.parse(maskLogLine(line));
+    expect(record.job).toEqual({ at: 1795696709611 });
+    expect(JSON.stringify(record)).not.toContain(CARD);
+  });
+});
