@@ -22,9 +22,20 @@ export function whole(min: number, max?: number): Range {
   return max === undefined ? { min, whole: true } : { min, max, whole: true };
 }
 
-/** A duration in milliseconds from `min` (to `max`, when given). */
-export function millis(min: number, max?: number): Range {
-  return max === undefined ? { min, ms: true } : { min, max, ms: true };
+/**
+ * The longest delay Node's timers keep (2^31 − 1 ms, about 24.8 days): a longer one fires at
+ * once, so a duration option past it would end its wait immediately instead of never.
+ */
+export const MAX_TIMER_MS = 2_147_483_647;
+
+/** A duration in milliseconds that a timer waits: from `min` to `max` (Node's longest timer when not given). */
+export function millis(min: number, max: number = MAX_TIMER_MS): Range {
+  return { min, max, ms: true };
+}
+
+/** A duration in milliseconds compared against, never waited (no timer limit): `min` or more, or Infinity. */
+export function timeWindow(min: number): Range {
+  return { min, ms: true, infinite: true };
 }
 
 /** Any finite number of at least `min`. */

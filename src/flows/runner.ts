@@ -8,7 +8,7 @@ import { EventEmitter } from 'node:events';
 import type { ReadableStream } from 'node:stream/web';
 import { type FlushSentinel, llm, voice } from '@livekit/agents';
 import { type CallContext, callOf } from '../core/call.js';
-import { checkOptions, millis, type OptionTable } from '../core/options.js';
+import { checkOptions, millis, type OptionTable, timeWindow } from '../core/options.js';
 import { inFlowSpan, recordStep, traceFlow, traceStep } from '../observability/flows.js';
 import type { FailedOutcome, Outcome } from '../outcome.js';
 import { emptyStream } from '../tasks/chunks.js';
@@ -65,7 +65,7 @@ const ENDS_FLOW = new Set(['hangup', 'cancelled', 'transferred']);
 /** A run's numeric options ({@link FlowRunOptions}), each with its accepted range. */
 const RUN_OPTIONS = {
   checkpointTimeoutMs: { range: millis(100) },
-  resumeWindowMs: { range: { ...millis(0), infinite: true } },
+  resumeWindowMs: { range: timeWindow(0) },
 } as const satisfies OptionTable;
 
 /**

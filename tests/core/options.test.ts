@@ -5,8 +5,10 @@ import {
   checkOptions,
   checkRange,
   describeRange,
+  MAX_TIMER_MS,
   millis,
   type OptionTable,
+  timeWindow,
   whole,
 } from '../../src/core/options.js';
 
@@ -24,10 +26,8 @@ describe('declared option ranges', () => {
     expect(describeRange(whole(1, 20))).toBe('a whole number from 1 to 20');
     expect(describeRange(whole(0))).toBe('a whole number of at least 0');
     expect(describeRange(millis(500, 3_600_000))).toBe('between 500 and 3600000 ms');
-    expect(describeRange(millis(100))).toBe('a number of at least 100 ms');
-    expect(describeRange({ ...millis(0), infinite: true })).toBe(
-      'a number of at least 0 ms, or Infinity',
-    );
+    expect(describeRange(millis(100))).toBe('between 100 and 2147483647 ms');
+    expect(describeRange(timeWindow(0))).toBe('a number of at least 0 ms, or Infinity');
   });
 
   it('refuse NaN, Infinity, fractions of a count, strings and out-of-range values', () => {
@@ -40,7 +40,19 @@ describe('declared option ranges', () => {
     }
     expect(checkRange('maxVisits', 20, whole(1, 20))).toBe(20);
     expect(checkRange('maxVisits', undefined, whole(1, 20))).toBeUndefined();
-    expect(checkRange('resumeWindowMs', Infinity, { ...millis(0), infinite: true })).toBe(Infinity);
+    expect(checkRange('resumeWindowMs', Infinity, timeWindow(0))).toBe(Infinity);
+  });
+
+  it('refuse a wait past the longest timer Node keeps, which would end at once instead of never', () => {
+    // setTimeout(fn, 2 ** 31) fires after 1 ms: a 30-day timeout must be refused, not shortened.
+    const err = thrown(() => checkRange('timeoutMs', 30 * 24 * 3_600_000, millis(1)));
+    expect(err).toMatchObject({
+      code: 'invalid_argument',
+      message: 'timeoutMs must be between 1 and 2147483647 ms (got 2592000000).',
+    });
+    expect(checkRange('timeoutMs', MAX_TIMER_MS, millis(1))).toBe(MAX_TIMER_MS);
+    // A window compared against, never waited, has no such limit.
+    expect(checkRange('resumeWindowMs', 30 * 24 * 3_600_000, timeWindow(0))).toBe(2_592_000_000);
   });
 
   it('check a table: defaults filled, the first bad option named with its prefix', () => {

@@ -75,10 +75,14 @@ describe('TaskManager options by concern', () => {
     });
     expect(error(() => make({ delivery: { coalesceMs: Number.NaN } }))).toMatchObject({
       code: 'invalid_argument',
-      message: 'coalesceMs must be a number of at least 0 ms (got NaN).',
+      message: 'coalesceMs must be between 0 and 2147483647 ms (got NaN).',
     });
     expect(error(() => make({ turn: { inlineWindowMs: -1 } })).message).toBe(
-      'inlineWindowMs must be a number of at least 0 ms (got -1).',
+      'inlineWindowMs must be between 0 and 2147483647 ms (got -1).',
+    );
+    // 30 days: past Node's longest timer, which would fire at once and fail every task.
+    expect(error(() => make({ limits: { timeoutMs: 2_592_000_000 } })).message).toBe(
+      'timeoutMs must be between 1 and 2147483647 ms (got 2592000000).',
     );
     expect(error(() => make({ summaryChars: 5 })).message).toBe(
       'summaryChars must be a whole number of at least 20 (got 5).',

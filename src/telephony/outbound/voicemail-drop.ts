@@ -7,6 +7,7 @@
  */
 import { voice } from '@livekit/agents';
 import { callOf } from '../../core/call.js';
+import { checkOptions, millis, type OptionTable } from '../../core/options.js';
 import { logCall } from '../log.js';
 import { renderTemplate } from '../voicemail.js';
 import { farEndOf, type ToneHeard } from './far-end.js';
@@ -56,6 +57,20 @@ export interface VoicemailOptions {
   /** Hang up once the message has played (default true). */
   endCall?: boolean;
 }
+
+/** The waits of {@link VoicemailOptions}, with their accepted range. */
+const WAITS = {
+  quietMs: { range: millis(100, 60_000) },
+  maxWaitMs: { range: millis(1_000, 600_000) },
+} as const satisfies OptionTable;
+
+/** What counts as a beep, with its accepted range. */
+const BEEP = {
+  minHz: { range: { min: 50, max: 8_000 } },
+  maxHz: { range: { min: 50, max: 8_000 } },
+  minMs: { range: millis(10, 10_000) },
+  maxMs: { range: millis(10, 60_000) },
+} as const satisfies OptionTable;
 
 class VoicemailTask extends FarEndTask<VoicemailResult> {
   private readonly message: string;
@@ -197,6 +212,9 @@ export async function leaveVoicemail(
   vars: Readonly<Record<string, string | number>> = {},
   options: VoicemailOptions = {},
 ): Promise<VoicemailResult> {
+  // A bad option is refused before the call waits on it (an unchecked wait could end at once).
+  checkOptions(WAITS, options, { owner: 'leaveVoicemail' });
+  checkOptions(BEEP, options.beep, { owner: 'leaveVoicemail', prefix: 'beep.' });
   const message = renderTemplate(template, vars);
   const result = await new VoicemailTask(message, options).run();
   const call = callOf(session);

@@ -48,6 +48,10 @@ export interface Hearing {
   text: string;
   /** Best correlation found per registered utterance (text → score). */
   scores: Record<string, number>;
+  /** Voiced frames (10 ms) of the segment heard. */
+  voiced: number;
+  /** The segment itself, kept when nothing was heard in it (written out beside the hearings). */
+  missed?: Pcm;
 }
 
 /** Registered caller speech, matched by envelope: give it to the speech server. */
@@ -87,7 +91,12 @@ export class CodecSurvivingOracle implements Recognizer {
       .map((u) => u.text)
       .join(' ');
     for (const u of found) u.heard = true;
-    this.hearings.push({ text, scores });
+    this.hearings.push({
+      text,
+      scores,
+      voiced: features.voicedCount,
+      ...(text === '' ? { missed: segment } : {}),
+    });
     return text;
   }
 }

@@ -13,7 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { basename, join } from 'node:path';
 import { AgentDispatchClient, RoomServiceClient } from 'livekit-server-sdk';
 import { afterAll, beforeAll, expect, inject } from 'vitest';
-import { espeakUnavailable } from '../../../src/testing/espeak.js';
+import { encodeWav, espeakUnavailable } from '../../../src/testing/espeak.js';
 import { type FakeOpenAIServer, startFakeOpenAI } from '../../../src/testing/openai-server.js';
 import { speechEndpoints } from '../../../src/testing/speech-endpoints.js';
 import { type CallerOptions, TestCaller } from './caller.js';
@@ -175,11 +175,16 @@ export function liveKitSuite(options: LiveKitSuiteOptions = {}): LiveKitSuite {
 
   afterAll(async () => {
     // What the ears heard, with every match score: the first thing to read when a call failed.
+    // A segment heard as nothing is kept as a WAV beside them, to be listened to.
     mkdirSync(E2E_DIR, { recursive: true });
-    writeFileSync(
-      join(E2E_DIR, `hearings-${basename(expect.getState().testPath ?? 'suite')}.json`),
-      JSON.stringify(oracle.hearings, null, 2),
-    );
+    const file = basename(expect.getState().testPath ?? 'suite');
+    const hearings = oracle.hearings.map(({ missed, ...hearing }, i) => {
+      if (!missed) return hearing;
+      const wav = `missed-${file}-${i}.wav`;
+      writeFileSync(join(E2E_DIR, wav), encodeWav(missed));
+      return { ...hearing, wav };
+    });
+    writeFileSync(join(E2E_DIR, `hearings-${file}.json`), JSON.stringify(hearings, null, 2));
     for (const c of callers.splice(0)) await c.leave().catch(() => undefined);
     await Promise.all(workers.splice(0).map((w) => w.stop()));
     await speech?.close();

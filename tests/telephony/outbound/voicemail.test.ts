@@ -2,8 +2,10 @@
 // nobody) and leaving a voicemail after the beep, after silence, never on a full mailbox,
 // and what happens when the line drops. The simulated caller plays the far end: its words
 // are the far end's transcripts, its `tone` the beep the audio tap would report.
+import type { voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { farEndOf } from '../../../src/telephony/outbound/far-end.js';
+import { leaveVoicemail } from '../../../src/telephony/outbound/voicemail-drop.js';
 import type { SimulatedCaller } from '../../../src/testing/simulated-caller.js';
 import { MESSAGE, Reminder, startReminder } from './helpers.js';
 
@@ -93,6 +95,22 @@ describe('callOut: who answered', () => {
 });
 
 describe('leaveVoicemail', () => {
+  it('refuses a bad wait or beep option before the call waits on it, naming option and range', async () => {
+    const session = {} as voice.AgentSession; // never reached: the options are checked first
+    await expect(leaveVoicemail(session, MESSAGE, {}, { quietMs: -1 })).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: 'leaveVoicemail: quietMs must be between 100 and 60000 ms (got -1).',
+    });
+    await expect(
+      leaveVoicemail(session, MESSAGE, {}, { maxWaitMs: 3_000_000_000 }),
+    ).rejects.toMatchObject({ code: 'invalid_argument', details: { option: 'maxWaitMs' } });
+    await expect(
+      leaveVoicemail(session, MESSAGE, {}, { beep: { minHz: Number.NaN } }),
+    ).rejects.toMatchObject({
+      message: 'leaveVoicemail: beep.minHz must be between 50 and 8000 (got NaN).',
+    });
+  });
+
   it('speaks the message once, right after the beep, and hangs up', async () => {
     const agent = new Reminder();
     caller = await startReminder(agent);
