@@ -1,4 +1,4 @@
-import { type llm, workflows } from '@livekit/agents';
+import { llm, type voice, workflows } from '@livekit/agents';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { checkRange, millis } from '../core/options.js';
@@ -44,6 +44,24 @@ export const MAX_CONSULT_TIMEOUT_MS = 3_600_000;
 
 /** Default of {@link WarmTransfererOptions.consultTimeoutMs}. */
 export const DEFAULT_CONSULT_TIMEOUT_MS = 180_000;
+
+/** The tool of upstream's briefing agent that asks the server to move the human (pinned in tests/upstream). */
+export const CONNECT_TOOL = 'connect_to_caller';
+
+/**
+ * Whether a refused move can never succeed on this server: the open-source livekit-server
+ * answers MoveParticipant "not implemented" (LiveKit Cloud implements it); Twirp's
+ * `unimplemented` code says the same. Any other refusal may pass on a retry.
+ */
+export function isMoveUnsupported(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  const code = (error as { code?: unknown }).code;
+  return code === 'unimplemented' || /\bnot implemented\b/i.test(error.message);
+}
+
+/** Why a warm transfer ended at once: the server cannot put the human in the caller's room. */
+const MOVE_UNSUPPORTED =
+  "the server cannot move the human into the caller's room (a self-hosted livekit-server does not implement MoveParticipant; LiveKit Cloud does), so the caller was not connected: use a cold transfer on this server";
 
 /**
  * Warm transfer through upstream's `workflows.WarmTransferTask`: the caller is put on
@@ -98,14 +116,18 @@ export class WarmTransferer implements Transferer {
   }
 
   /**
-   * Builds (does not run) upstream's WarmTransferTask for `request`; `abortSignal` (with
-   * the configured one) cancels it.
+   * Builds (does not run) upstream's warm-transfer task for `request` (`createWarmTransferTask`,
+   * what `WarmTransferTask` runs, whose tools can be read); `abortSignal` (with the configured
+   * one) cancels it.
    */
-  createTask(request: TransferRequest, abortSignal?: AbortSignal): workflows.WarmTransferTask {
+  createTask(
+    request: TransferRequest,
+    abortSignal?: AbortSignal,
+  ): voice.AgentTask<workflows.WarmTransferResult> {
     const options = this.taskOptions(request);
     const signals = [options.abortSignal, abortSignal].filter((s) => s !== undefined);
     if (signals.length) options.abortSignal = AbortSignal.any(signals);
-    return new workflows.WarmTransferTask(options);
+    return workflows.createWarmTransferTask(options);
   }
 
   async transfer(request: TransferRequest): Promise<TransferResult> {
@@ -130,7 +152,9 @@ export class WarmTransferer implements Transferer {
       ),
     );
     try {
-      const result = await this.createTask(request, deadline.signal).run();
+      const task = this.createTask(request, deadline.signal);
+      await endOnUnsupportedMove(task, deadline);
+      const result = await task.run();
       return { ok: true, mode, to, humanIdentity: result.humanAgentIdentity };
     } catch (error) {
       return {
@@ -177,4 +201,35 @@ export class WarmTransferer implements Transferer {
       } as workflows.WarmTransferTaskOptions['sipConnection'],
     };
   }
+}
+
+/**
+ * Ends the transfer the moment the server refuses the move for good, instead of keeping the
+ * caller on hold until `consultTimeoutMs`: upstream hands the refusal back to the briefing
+ * model as a tool error and waits. Wraps the briefing agent's {@link CONNECT_TOOL} through
+ * the task's public tool list before it runs (the briefing agent is built from that list).
+ */
+async function endOnUnsupportedMove(
+  task: voice.AgentTask<workflows.WarmTransferResult>,
+  deadline: AbortController,
+): Promise<void> {
+  const tools = task.toolCtx.tools.map((entry) => {
+    if (!llm.isFunctionTool(entry) || entry.name !== CONNECT_TOOL) return entry;
+    const execute: typeof entry.execute = async (args, options) => {
+      try {
+        return await entry.execute(args, options);
+      } catch (error) {
+        if (isMoveUnsupported(error)) {
+          deadline.abort(
+            new TasklineError('call_failed', MOVE_UNSUPPORTED, {
+              server: (error as Error).message,
+            }),
+          );
+        }
+        throw error;
+      }
+    };
+    return { ...entry, execute };
+  });
+  await task.updateTools(tools);
 }
