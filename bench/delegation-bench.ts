@@ -101,7 +101,7 @@ async function managerTrial(n: number) {
   const results = await Promise.all(tasks.map((t) => manager.wait(t.id)));
   await manager.flush();
   const sample = watch.stop(n);
-  const failed = results.filter((r) => r.status !== 'done').length;
+  const failed = results.filter((r) => r.status !== 'completed').length;
   if (failed > 0) throw new Error(`${failed} of ${n} tasks did not finish`);
   return { ...sample, cleanup: () => manager.close() };
 }

@@ -35,6 +35,8 @@ export interface FailedOutcome {
 /**
  * The result of every capture: `ok` with a typed value, or a typed reason it ended
  * without one (silence, nonsense, refusal, hang-up, ...).
+ * `ok` names a value, as a Result does, not a run: a run that ended well (a flow, a
+ * delegated task) is `completed`.
  */
 export type Outcome<T> = OkOutcome<T> | FailedOutcome;
 

@@ -74,7 +74,7 @@ export function complaintsAgent(desk: HelpDesk, model?: llm.LLM) {
 /** What the caller hears once the ticket is filed: its number, letter by letter. */
 export function ticketLine(task: TaskSnapshot): string | undefined {
   const ticket = (task.result?.value as { ticket?: string } | undefined)?.ticket;
-  if (task.status !== 'done' || !ticket) return undefined; // the model words a failure
+  if (task.status !== 'completed' || !ticket) return undefined; // the model words a failure
   const spelled = ticket.replace(/-/g, '').split('').join(' ');
   return `An update on your complaint: it is filed as ticket ${spelled}.`;
 }

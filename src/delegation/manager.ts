@@ -529,7 +529,7 @@ export class TaskManager implements DelegationHost {
       (payload) => {
         if (!payload) return undefined;
         task.receipt = payload.delivered;
-        return this.#finish(task, 'done', payload);
+        return this.#finish(task, 'completed', payload);
       },
       (err: unknown) => {
         if (task.controller.signal.aborted) return; // cancel/timeout already finished it
@@ -570,7 +570,7 @@ export class TaskManager implements DelegationHost {
       this.#events.emit('finished', task);
       this.#delivery.afterFinish(task);
       // Anything the task started (nested tasks) stops now; a finished run has nothing else.
-      if (!task.controller.signal.aborted && (status !== 'done' || task.children > 0)) {
+      if (!task.controller.signal.aborted && (status !== 'completed' || task.children > 0)) {
         task.controller.abort(new TasklineError('cancelled', `Task ${task.snap.id} has ended.`));
       }
     };

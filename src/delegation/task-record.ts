@@ -18,18 +18,19 @@ export const EXECUTION_STAGE = 'execution';
 
 /**
  * The wire's word (a record's state) for each task status: the one place the in-call words
- * meet the published contract's (a timeout is `expired`, a queued task `pending`).
+ * meet the published contract's (a completed task is `done`, a timeout `expired`, a queued
+ * task `pending`). Exhaustive by its type: a new status does not compile until it has a word.
  */
 const WIRE_STATE: { readonly [S in TaskStatus]: DelegationState } = {
   queued: 'pending',
   running: 'in_progress',
-  done: 'done',
+  completed: 'done',
   failed: 'failed',
   cancelled: 'cancelled',
   timeout: 'expired',
 };
 
-/** Record state for a task status (a timeout is `expired`). */
+/** Record state for a task status (a completed task is `done`, a timeout `expired`). */
 export function recordState(status: TaskStatus): DelegationState {
   return WIRE_STATE[status];
 }
@@ -83,14 +84,14 @@ const MAX_RESULT_CHARS = 4000;
 
 /**
  * The `delegation_result` stored with a finished task: a string, as the contract has it — the
- * output (a structured value as JSON) when it is done, else the reason it is not, with any
+ * output (a structured value as JSON) when it completed, else the reason it is not, with any
  * partial output after it.
  */
 export function recordResult(task: TaskSnapshot): string | undefined {
   const result = task.result;
   if (!result) return undefined;
   let text: string;
-  if (result.status === 'done') {
+  if (result.status === 'completed') {
     text = result.value !== undefined ? JSON.stringify(result.value) : result.output;
   } else {
     const reason = result.error ? `${result.error.code}: ${result.error.message}` : result.status;

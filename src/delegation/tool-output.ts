@@ -47,7 +47,7 @@ export function taskToolOutput(
   }
   const long = r.output.length > INLINE_OUTPUT_CHARS;
   const where = r.resultPath ? { result_path: r.resultPath } : {};
-  if (r.status === 'done') {
+  if (r.status === 'completed') {
     return {
       ...base,
       status: 'completed',

@@ -11,11 +11,27 @@ import type { llm } from '@livekit/agents';
  */
 export type TaskMode = 'foreground' | 'background' | 'auto';
 
-/** Where a task stands. `done`, `failed`, `cancelled` and `timeout` are final. */
-export type TaskStatus = 'queued' | 'running' | 'done' | 'failed' | 'cancelled' | 'timeout';
+/**
+ * Where a task stands. `completed`, `failed`, `cancelled` and `timeout` are final. A task that
+ * ended well is `completed`, as a flow is (its durable record's state says `done`: the wire's
+ * word, translated in one place, `task-record.ts`).
+ */
+export type TaskStatus = 'queued' | 'running' | 'completed' | 'failed' | 'cancelled' | 'timeout';
 
 /** The statuses a task ends in. */
-export type FinalTaskStatus = Extract<TaskStatus, 'done' | 'failed' | 'cancelled' | 'timeout'>;
+export type FinalTaskStatus = Extract<TaskStatus, 'completed' | 'failed' | 'cancelled' | 'timeout'>;
+
+/**
+ * Task statuses renamed at 0.x, the old word to the new one: still understood where a status
+ * arrives from outside TypeScript (a scenario file, a JavaScript caller's filter), with a
+ * deprecation notice. TypeScript code comparing with an old word no longer compiles.
+ */
+export const RETIRED_TASK_STATUSES: ReadonlyMap<string, TaskStatus> = new Map([
+  ['done', 'completed'],
+]);
+
+/** Code of the deprecation notice given when an old task status word is read. */
+export const RETIRED_STATUS_NOTICE = 'TASKLINE_TASK_STATUS_DONE';
 
 /** True for a status a task can never leave. */
 export function isFinalStatus(status: TaskStatus): status is FinalTaskStatus {

@@ -164,6 +164,7 @@ export async function traceWorkerExecution<T>(
 ): Promise<T> {
   const parent = contextFromCarrier(recordTraceCarrier(record.sub_task_data));
   const started = info.clock.now();
+  // `completed` or `failed`: the words a task's `status` uses, so one dashboard reads both sides.
   let status = 'failed';
   try {
     const result = await withSpan(
@@ -178,7 +179,7 @@ export async function traceWorkerExecution<T>(
       run,
       parent,
     );
-    status = 'done';
+    status = 'completed';
     return result;
   } finally {
     observe((i) => i.workerDuration, info.clock.now() - started, {

@@ -6,6 +6,7 @@ import type { FlowState } from '../flows/checkpoints/types.js';
 import type { TransferResult } from '../telephony/transfer.js';
 import type { RecordedToolCall } from '../testing/expect.js';
 import { asList, deepMatch, firstMismatch, textMatcher } from './match.js';
+import { inCurrentWords } from './retired-words.js';
 import { durationMs, type ExpectationSpec } from './schema.js';
 
 /** What a call did, for one turn (what happened since the turn began) or for the whole call. */
@@ -29,8 +30,11 @@ export interface CallView {
   latencies: Array<{ turn: number; ms: number }>;
 }
 
-/** Every expectation in `spec` that `view` breaks, as one sentence each. */
-export function checkExpectations(spec: ExpectationSpec, view: CallView): string[] {
+/**
+ * Every expectation in `spec` that `view` breaks, as one sentence each. `where` (`file:line`)
+ * goes into a deprecation notice for an old word the spec still uses.
+ */
+export function checkExpectations(spec: ExpectationSpec, view: CallView, where?: string): string[] {
   const failures: string[] = [];
   const lines = view.agentLines;
   for (const text of asList(spec.said)) {
@@ -43,8 +47,12 @@ export function checkExpectations(spec: ExpectationSpec, view: CallView): string
     if (hit !== undefined)
       failures.push(`expected the agent never to say ${m.source}, but it said "${hit}"`);
   }
-  if ('outcome' in spec && spec.outcome !== undefined && !deepMatch(view.result, spec.outcome)) {
-    const miss = firstMismatch(view.result, spec.outcome) ?? 'it differs';
+  const outcome =
+    'outcome' in spec && spec.outcome !== undefined
+      ? inCurrentWords(view.result, spec.outcome, where)
+      : undefined;
+  if (outcome !== undefined && !deepMatch(view.result, outcome)) {
+    const miss = firstMismatch(view.result, outcome) ?? 'it differs';
     failures.push(
       `expected the outcome to match, but ${miss}; the outcome was ${JSON.stringify(view.result)}`,
     );

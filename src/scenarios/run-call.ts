@@ -123,7 +123,7 @@ export async function runScenarioOnce(
       .filter((l) => l.role === 'agent' && l.at < callerStart)
       .map((l) => l.text);
     deferred.view.agentLines.push(...late);
-    for (const message of checkExpectations(deferred.spec, deferred.view))
+    for (const message of checkExpectations(deferred.spec, deferred.view, here(deferred.turn)))
       fail(message, deferred.turn);
     deferred = undefined;
   };
@@ -165,7 +165,7 @@ export async function runScenarioOnce(
         if (measure.unsettled) {
           deferred = { turn: i, spec: expect, view, linesEnd: driver.transcript.length };
         } else {
-          for (const message of checkExpectations(expect, view)) fail(message, i);
+          for (const message of checkExpectations(expect, view, here(i))) fail(message, i);
         }
       }
     }
@@ -195,7 +195,7 @@ export async function runScenarioOnce(
       result = safeResult(built);
       if (finalSpec) {
         const view = await viewOf(mode, driver, session, model, built, undefined, turns);
-        for (const message of checkExpectations(finalSpec, view)) fail(message);
+        for (const message of checkExpectations(finalSpec, view, here())) fail(message);
       }
     } catch (error) {
       fail(describe(error), undefined, 'error');

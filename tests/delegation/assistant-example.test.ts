@@ -36,7 +36,7 @@ describe('examples/assistant', () => {
       {
         id: 't1',
         description: 'Check refunds for opened items',
-        status: 'done',
+        status: 'completed',
         delivery: 'spoken',
         summary:
           'Opened items can be returned within 14 days of delivery, refunded as store credit. Unopened items have 30 days for a full refund. Source: refunds.md.',

@@ -58,11 +58,11 @@ describe('caps', () => {
     );
     await lookups.reached(1);
     await clock.advance(5_000);
-    expect((await manager.wait(a.id)).status).toBe('done');
+    expect((await manager.wait(a.id)).status).toBe('completed');
     expect(manager.get(b.id)?.status).toBe('running');
     await lookups.reached(2);
     await clock.advance(5_000);
-    expect((await manager.wait(b.id)).status).toBe('done');
+    expect((await manager.wait(b.id)).status).toBe('completed');
   });
 
   it('queueLimit 0 refuses a task when every slot is busy', () => {
@@ -136,7 +136,7 @@ describe('caps', () => {
     expect(child).toMatchObject({
       depth: 2,
       parentId: parent.id,
-      status: 'done',
+      status: 'completed',
       delivery: 'none',
     });
     expect(manager.list()).toHaveLength(2);

@@ -196,7 +196,7 @@ describe('task control', () => {
     await lookups.reached(1);
     await caller.clock.advance(5_000);
     expect(await result).toMatchObject({
-      status: 'done',
+      status: 'completed',
       summary: 'The refund window is 30 days.',
     });
     expect(manager.get('t1')?.delivery).toBe('none');
@@ -257,7 +257,7 @@ describe('task control', () => {
     const manager = new TaskManager({ subagents: [flaky], llm: sub, generalPurpose: false });
     const task = manager.start({ subagentType: 'flaky', description: 'Try it' });
     const result = await manager.wait(task.id);
-    expect(result.status).toBe('done');
+    expect(result.status).toBe('completed');
     expect(result.output).toContain('database unavailable');
     await manager.close();
   });

@@ -127,7 +127,7 @@ describe('delegation through the real openai plugin', () => {
       'We are open from nine to five.',
       'About your refund question: opened items can go back within 14 days, for store credit.',
     ]);
-    expect(manager.get('t1')).toMatchObject({ status: 'done', delivery: 'spoken' });
+    expect(manager.get('t1')).toMatchObject({ status: 'completed', delivery: 'spoken' });
     expect(server.failures).toEqual([]);
 
     // The sub-agent ran on its own model with its brief and its tool.

@@ -90,7 +90,7 @@ describe('task modes', () => {
     expect(deliveries(events, 't1').map((e) => e.type === 'delivered' && e.via)).toEqual([
       'spoken',
     ]);
-    expect(manager.get('t1')).toMatchObject({ status: 'done', delivery: 'spoken' });
+    expect(manager.get('t1')).toMatchObject({ status: 'completed', delivery: 'spoken' });
     expect(await manager.files.read('/tasks/t1/result.md')).toContain(
       'The refund window is 30 days.',
     );
@@ -110,7 +110,7 @@ describe('task modes', () => {
     await caller.say('How long is the refund window?');
     expect(caller.agentLines).toEqual(['It is 30 days.']);
     expect(manager.get('t1')).toMatchObject({
-      status: 'done',
+      status: 'completed',
       mode: 'auto',
       delivery: 'inline',
       released: false,

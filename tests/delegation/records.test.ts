@@ -81,7 +81,7 @@ describe('task records', () => {
     const task = manager.start({ subagentType: 'researcher', description: 'Refund window' });
     // No flush: the first write of a task is issued synchronously.
     expect((await store.get(`call8:${task.id}`))?.status.execution?.state).toBe('in_progress');
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     await manager.flush();
     expect((await store.get(`call8:${task.id}`))?.status.execution?.state).toBe('done');
     await manager.close();
@@ -149,7 +149,7 @@ describe('task records', () => {
       if (e.type === 'store_error') errors.push(e.error);
     });
     const task = manager.start({ subagentType: 'researcher', description: 'Quick one' });
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     await manager.flush();
     expect(errors).toEqual([]);
     expect((await inner.get('sync:t1'))?.status.execution?.state).toBe('done');
@@ -176,7 +176,7 @@ describe('task records', () => {
       if (e.type === 'store_error') errors.push({ taskId: e.taskId, error: e.error });
     });
     const task = manager.start({ subagentType: 'researcher', description: 'Quick one' });
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     let closed = false;
     const closing = manager.close().then(() => {
       closed = true;
@@ -205,7 +205,7 @@ describe('task records', () => {
     });
     const events = recordEvents(manager);
     const task = manager.start({ subagentType: 'researcher', description: 'Anything' });
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     await manager.flush();
     const errors = events.filter((e) => e.type === 'store_error');
     expect(errors.length).toBeGreaterThan(0);

@@ -151,7 +151,7 @@ describe('general-purpose sub-agent', () => {
     expect(workspace).toBeDefined();
     workspace!.files.ls = () => Promise.reject(new Error('workspace store unreachable'));
     const result = await manager.wait(task.id);
-    expect(result.status).toBe('done');
+    expect(result.status).toBe('completed');
     expect(result.summary).toBe('Noted.');
     expect(result.files).toEqual([]);
     expect(result.resultPath).toBe('/tasks/t1/result.md');
@@ -179,7 +179,7 @@ describe('general-purpose sub-agent', () => {
     const manager = new TaskManager({ llm: sub, files: refusing, clock: new VirtualClock() });
     const task = manager.start({ subagentType: GENERAL_PURPOSE, description: 'Take notes' });
     const result = await manager.wait(task.id, { timeoutMs: 5_000 });
-    expect(result.status).toBe('done');
+    expect(result.status).toBe('completed');
     expect(result.summary).toBe('Done, with notes.');
     expect(result.files).toEqual([]);
     expect(result.resultPath).toBeUndefined();
@@ -244,7 +244,7 @@ describe('general-purpose sub-agent', () => {
     const task = manager.start({ subagentType: 'pricer', description: 'Quote it' });
     const result = await manager.wait(task.id);
     expect(result).toMatchObject({
-      status: 'done',
+      status: 'completed',
       value: { price: 12, currency: 'EUR' },
       summary: 'It costs 12 EUR.',
     });

@@ -105,7 +105,7 @@ describe('task tool output', () => {
     await caller.say('How long is the refund window?');
     expect(seen[0]).toMatchObject({ status: 'completed', result: 'The refund window is 30 days.' });
     expect(String(seen[0]?.reminder)).toMatch(/model is not available here/);
-    expect(manager.get('t1')?.status).toBe('done');
+    expect(manager.get('t1')?.status).toBe('completed');
   });
 
   it('reminds a voice specialist call that run_in_background is not available', async () => {
@@ -202,7 +202,7 @@ describe('TaskManager.hasRunning() and waitAllDone()', () => {
     await clock.advance(4_000);
     expect(await all).toBe(true);
     expect(manager.hasRunning()).toBe(false);
-    expect(manager.list().map((t) => t.status)).toEqual(['done', 'done']);
+    expect(manager.list().map((t) => t.status)).toEqual(['completed', 'completed']);
     await manager.close();
   });
 

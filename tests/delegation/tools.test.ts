@@ -98,6 +98,6 @@ describe('delegation tools', () => {
     expect(() => m.statusText('t7', {})).toThrow(/not_found/);
     await clock.advance(7_000);
     await m.wait('t1');
-    expect(m.statusText('t1', {})).toBe('t1 · researcher · "Refund window" · done: Done.');
+    expect(m.statusText('t1', {})).toBe('t1 · researcher · "Refund window" · completed: Done.');
   });
 });

@@ -28,25 +28,25 @@ describe('delegation spans in one process', () => {
     telemetry = installTelemetry();
     const manager = newManager();
     const task = manager.start({ subagentType: 'researcher', description: 'Refund window' });
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     await manager.close();
     const span = telemetry.find(SPAN.delegation, ATTR.delegationTask, task.id);
     expect(span.attributes[ATTR.deliveryVia]).toBe('none');
-    expect(span.attributes[ATTR.delegationStatus]).toBe('done');
+    expect(span.attributes[ATTR.delegationStatus]).toBe('completed');
     const inside = telemetry
       .spans()
       .filter((s) => s !== span && telemetry!.ancestors(s).includes(SPAN.delegation));
     expect(inside.length).toBeGreaterThan(0);
-    expect(await telemetry.metric(METRIC.delegationOutcomes, { status: 'done' })).toBe(1);
+    expect(await telemetry.metric(METRIC.delegationOutcomes, { status: 'completed' })).toBe(1);
   });
 
   it('tracing turned on after the manager was made covers the tasks started after it', async () => {
     const manager = newManager();
     const dark = manager.start({ subagentType: 'researcher', description: 'Before' });
-    expect((await manager.wait(dark.id)).status).toBe('done');
+    expect((await manager.wait(dark.id)).status).toBe('completed');
     telemetry = installTelemetry();
     const lit = manager.start({ subagentType: 'researcher', description: 'After' });
-    expect((await manager.wait(lit.id)).status).toBe('done');
+    expect((await manager.wait(lit.id)).status).toBe('completed');
     await manager.close();
     expect(telemetry.named(SPAN.delegation).map((s) => s.attributes[ATTR.delegationTask])).toEqual([
       lit.id,
@@ -73,9 +73,9 @@ describe('tracing turned on while a task runs', () => {
     const task = manager.start({ subagentType: 'slow', description: 'Started dark' });
     telemetry = installTelemetry();
     release();
-    expect((await manager.wait(task.id)).status).toBe('done');
+    expect((await manager.wait(task.id)).status).toBe('completed');
     await manager.close();
     expect(telemetry.named(SPAN.delegation)).toEqual([]);
-    expect(await telemetry.metric(METRIC.delegationOutcomes, { status: 'done' })).toBe(1);
+    expect(await telemetry.metric(METRIC.delegationOutcomes, { status: 'completed' })).toBe(1);
   });
 });

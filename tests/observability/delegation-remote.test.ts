@@ -108,7 +108,7 @@ describe('a traced delegation to a worker process', { skip }, () => {
     expect(delegation.attributes).toMatchObject({
       [ATTR.subagentType]: 'booking',
       [ATTR.delegationMode]: 'background',
-      [ATTR.delegationStatus]: 'done',
+      [ATTR.delegationStatus]: 'completed',
       [ATTR.deliveryVia]: 'spoken',
     });
     const traceId = delegation.spanContext().traceId;
@@ -146,7 +146,7 @@ describe('a traced delegation to a worker process', { skip }, () => {
       [ATTR.workerAttempt]: 1,
     });
 
-    expect(await otel.metric(METRIC.delegationOutcomes, { status: 'done' })).toBe(1);
+    expect(await otel.metric(METRIC.delegationOutcomes, { status: 'completed' })).toBe(1);
     expect(
       (await otel.histogram(METRIC.delegationLatency, { subagent_type: 'booking' })).count,
     ).toBe(1);

@@ -4,6 +4,7 @@
  */
 import { llm, type voice } from '@livekit/agents';
 import type { Clock, TimerHandle } from '../../core/clock.js';
+import { noticeDeprecation } from '../../core/deprecation.js';
 import { isTasklineError, TasklineError } from '../../core/errors.js';
 import { runSpecialist } from '../foreground.js';
 import { type HeadlessProgress, newProgress, SUBMIT_RESULT_TOOL } from '../runner.js';
@@ -13,7 +14,14 @@ import {
   type SubAgentRunResult,
   type VoiceSpecialistSpec,
 } from '../subagent.js';
-import type { TaskMode, TaskResult, TaskSnapshot, TaskStatus } from '../types.js';
+import {
+  RETIRED_STATUS_NOTICE,
+  RETIRED_TASK_STATUSES,
+  type TaskMode,
+  type TaskResult,
+  type TaskSnapshot,
+  type TaskStatus,
+} from '../types.js';
 import { createWorkspace, type Workspace } from '../workspace.js';
 import { type DeliveryState, initialDelivery, publicDelivery } from './delivery-state.js';
 
@@ -200,7 +208,9 @@ export function listTasks(
   const statuses =
     filter.status === undefined
       ? undefined
-      : new Set<TaskStatus>(typeof filter.status === 'string' ? [filter.status] : filter.status);
+      : new Set<TaskStatus>(
+          (typeof filter.status === 'string' ? [filter.status] : filter.status).map(currentStatus),
+        );
   const out: TaskSnapshot[] = [];
   for (const task of tasks) {
     if (statuses && !statuses.has(task.snap.status)) continue;
@@ -208,6 +218,20 @@ export function listTasks(
     out.push(snapshotOf(task));
   }
   return out;
+}
+
+/**
+ * A status a JavaScript caller filters by, in today's words: an old word (`done`) is read as
+ * its new one (`completed`) with a deprecation notice, instead of silently matching nothing.
+ */
+function currentStatus(status: TaskStatus): TaskStatus {
+  const renamed = RETIRED_TASK_STATUSES.get(status);
+  if (renamed === undefined) return status;
+  noticeDeprecation(
+    RETIRED_STATUS_NOTICE,
+    `TaskManager.list({ status: '${status}' }): the task status '${status}' is now '${renamed}'; write '${renamed}' ('${status}' is still read, for now).`,
+  );
+  return renamed;
 }
 
 /** Makes a nested task end (via `stop`) when its parent task's run is aborted. */

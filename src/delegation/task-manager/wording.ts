@@ -47,7 +47,7 @@ export function statusLine(s: TaskSnapshot, detailed: boolean, now: number): str
   else if (s.status === 'running')
     line += `running for ${seconds(Math.max(0, now - (s.startedAt ?? now)))} s`;
   else line += s.status;
-  if (s.result && (detailed || s.status !== 'done')) line += `: ${s.result.summary}`;
+  if (s.result && (detailed || s.status !== 'completed')) line += `: ${s.result.summary}`;
   if (s.status === 'running' && detailed) {
     line += '. Its result will be given to you automatically; no need to check again.';
   }
@@ -84,8 +84,8 @@ export function deliveryText(s: TaskSnapshot): string {
     ? ` (full ${r.partial ? 'partial output' : 'result'}: ${r.resultPath})`
     : '';
   switch (r.status) {
-    case 'done':
-      return `${title(s)} is done: ${r.summary}${where}`;
+    case 'completed':
+      return `${title(s)} completed: ${r.summary}${where}`;
     case 'failed':
       return `${title(s)} failed: ${r.error?.message ?? r.summary}. Apologize briefly and offer another way.`;
     case 'timeout':
