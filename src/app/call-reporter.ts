@@ -6,6 +6,7 @@
  * each bounded by a timeout, and failures are counted, not thrown.
  */
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, checkRange, millis, type OptionTable, whole } from '../core/options.js';
 import { toMermaid } from '../flows/mermaid.js';
 import { buildReport } from '../flows/report.js';
 import type { FlowTask } from '../flows/runner.js';
@@ -19,13 +20,26 @@ export interface CallReporterOptions {
   url: string;
   /** An API key of the server (an agent key: the console shows its calls to it and admins). */
   apiKey: string;
-  /** Longest wait for one POST (default 2,000 ms). */
+  /** Longest wait for one POST: 100 to 60,000 ms (default 2,000 ms). */
   timeoutMs?: number;
-  /** Most calls with an unsent update; past it the oldest update is dropped (default 200). */
+  /**
+   * Most calls with an unsent update, 1 to 100,000; past it the oldest update is dropped
+   * (default 200).
+   */
   maxPending?: number;
-  /** Most POSTs in flight at once (default 4). */
+  /** Most POSTs in flight at once: 1 to 64 (default 4). */
   maxInFlight?: number;
 }
+
+/** The bounds of {@link CallReporterOptions}, with their accepted range and default. */
+const REPORTER_BOUNDS = {
+  timeoutMs: { range: millis(100, 60_000), default: 2_000 },
+  maxPending: { range: whole(1, 100_000), default: 200 },
+  maxInFlight: { range: whole(1, 64), default: 4 },
+} as const satisfies OptionTable;
+
+/** How long {@link CallReporter.flush} may wait: up to 10 minutes. */
+const FLUSH_WAIT = millis(0, 600_000);
 
 /** Posts call events to the console's server, bounded and best effort (see the module). */
 export class CallReporter {
@@ -58,10 +72,12 @@ export class CallReporter {
         'CallReporter needs apiKey (a key of the server).',
       );
     }
+    // NaN would leave the queue uncapped or nothing ever sent: refused, with the range.
+    const bounds = checkOptions(REPORTER_BOUNDS, options, { owner: 'CallReporter' });
     this.endpoint = new URL('/calls/events', base).toString();
-    this.timeoutMs = options.timeoutMs ?? 2_000;
-    this.maxPending = options.maxPending ?? 200;
-    this.maxInFlight = options.maxInFlight ?? 4;
+    this.timeoutMs = bounds.timeoutMs;
+    this.maxPending = bounds.maxPending;
+    this.maxInFlight = bounds.maxInFlight;
   }
 
   /** Queues a call's new state (replacing its unsent one) and returns at once. */
@@ -78,8 +94,12 @@ export class CallReporter {
     this.pump();
   }
 
-  /** Resolves when nothing is queued or in flight, or after `timeoutMs` (default 5 s). */
+  /**
+   * Resolves when nothing is queued or in flight, or after `timeoutMs` (0 to 600,000; default
+   * 5 s); a `timeoutMs` outside that range rejects (`invalid_argument`).
+   */
   async flush(timeoutMs = 5_000): Promise<void> {
+    checkRange('timeoutMs', timeoutMs, FLUSH_WAIT, { owner: 'CallReporter.flush' });
     if (this.inFlight === 0 && this.pending.size === 0) return;
     let timer: ReturnType<typeof setTimeout> | undefined;
     await Promise.race([

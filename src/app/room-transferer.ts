@@ -2,7 +2,7 @@ import type { JobContext } from '@livekit/agents';
 import { ParticipantKind } from '@livekit/rtc-node';
 import type { Clock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
-import { parseDestination } from '../telephony/sip-address.js';
+import { parseDestination, ringingSeconds } from '../telephony/sip-address.js';
 import { ColdSipTransferer, type ColdSipTransfererOptions } from '../telephony/sip-transfer.js';
 import type {
   Transferer,
@@ -31,8 +31,9 @@ export interface ResolvedTransferDefaults {
 }
 
 /**
- * Reads `TASKLINE_TRANSFER_TO` / `TASKLINE_TRANSFER_MODE` (options win) and checks them, so a
- * misconfigured worker fails when it starts, not in the middle of a call.
+ * Reads `TASKLINE_TRANSFER_TO` / `TASKLINE_TRANSFER_MODE` (options win) and checks them and
+ * the cold and warm timeouts, so a misconfigured worker fails when it starts, not in the
+ * middle of a call.
  */
 export function transferDefaults(
   options: RoomTransferOptions = {},
@@ -47,6 +48,9 @@ export function transferDefaults(
   }
   const to = options.to ?? (env.TASKLINE_TRANSFER_TO || undefined);
   if (to !== undefined) parseDestination(to);
+  // The transferers are built per transfer, mid-call: their options are checked now.
+  if (options.cold) ringingSeconds(options.cold, 'ColdSipTransferer');
+  if (options.warm) new WarmTransferer(options.warm);
   return { to, mode };
 }
 

@@ -14,15 +14,17 @@ import { type Clock, systemClock, type TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
 import { type LogLevel, logLine, maskStartedLogger } from '../core/log.js';
 import { isInstalled, loadOptional, OPTIONAL_PACKAGES } from '../core/optional.js';
+import { checkRange } from '../core/options.js';
 import {
   type TaskAwareTurnOptions,
   TURN_VAD_OPTIONS,
   useTaskAwareTurns,
 } from '../tasks/turn-detector.js';
 import { callerNumber } from '../telephony/caller-id.js';
+import { MAX_CALL_DURATION } from '../telephony/outbound/dialer.js';
 import { farEndOf } from '../telephony/outbound/far-end.js';
 import { roomKeySender } from '../telephony/outbound/key-sender.js';
-import { bindRoom, isCallerKind, waitForCaller } from '../telephony/room.js';
+import { bindRoom, CALLER_WAIT, isCallerKind, waitForCaller } from '../telephony/room.js';
 import { lastTransfer, sessionTransferer } from '../telephony/transfer.js';
 import {
   callIdentityOf,
@@ -62,7 +64,10 @@ export interface RoomAgentOptions {
    * Default true. Never done after a successful transfer: the caller stays with the human.
    */
   endRoomOnClose?: boolean;
-  /** How long to wait for a caller to join before the job gives up (default 30 s). */
+  /**
+   * How long to wait for a caller to join before the job gives up: 1,000 to 900,000 ms (1 s
+   * to 15 minutes; default 30 s). Checked by `roomAgent`.
+   */
   waitForCallerMs?: number;
   /** RoomIO input options; `participantIdentity` is always the caller the call is bound to. */
   inputOptions?: Partial<voice.RoomInputOptions>;
@@ -171,6 +176,11 @@ function logRoom(
  */
 export function roomAgent(module: RoomModule, options: RoomAgentOptions = {}) {
   const defaults = transferDefaults(options.transfer);
+  // Waits and limits used only once a call came are refused now, when the worker starts.
+  checkRange('waitForCallerMs', options.waitForCallerMs, CALLER_WAIT, { owner: 'roomAgent' });
+  checkRange('outbound.maxCallDurationMs', options.outbound?.maxCallDurationMs, MAX_CALL_DURATION, {
+    owner: 'roomAgent',
+  });
   if (!options.createSession) pluginSessionAgents += 1;
   return defineAgent({
     prewarm: async (proc: JobProcess) => {

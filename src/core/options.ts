@@ -15,6 +15,8 @@ export interface Range {
   readonly ms?: boolean;
   /** `Infinity` is accepted too (no limit). */
   readonly infinite?: boolean;
+  /** A duration in milliseconds that must be a whole number of seconds. */
+  readonly seconds?: boolean;
 }
 
 /** A whole number from `min` (to `max`, when given). */
@@ -33,6 +35,15 @@ export function millis(min: number, max: number = MAX_TIMER_MS): Range {
   return { min, max, ms: true };
 }
 
+/**
+ * A duration in milliseconds handed to a service that counts whole seconds (LiveKit SIP's
+ * ringing timeout and call length): from `min` to `max` ms, a multiple of 1,000 — a value
+ * in between is refused rather than rounded silently.
+ */
+export function wholeSeconds(min: number, max: number): Range {
+  return { min, max, ms: true, seconds: true };
+}
+
 /** A duration in milliseconds compared against, never waited (no timer limit): `min` or more, or Infinity. */
 export function timeWindow(min: number): Range {
   return { min, ms: true, infinite: true };
@@ -46,10 +57,14 @@ export function atLeast(min: number): Range {
 /** The range in words, as an error message says it ("a whole number from 1 to 20"). */
 export function describeRange(range: Range): string {
   const unit = range.ms ? ' ms' : '';
-  const kind = range.whole ? 'a whole number' : 'a number';
+  const kind = range.seconds
+    ? 'a whole number of seconds'
+    : range.whole
+      ? 'a whole number'
+      : 'a number';
   let text: string;
   if (range.max === undefined) text = `${kind} of at least ${range.min}${unit}`;
-  else if (range.whole) text = `${kind} from ${range.min} to ${range.max}${unit}`;
+  else if (range.whole || range.seconds) text = `${kind} from ${range.min} to ${range.max}${unit}`;
   else text = `between ${range.min} and ${range.max}${unit}`;
   return range.infinite ? `${text}, or Infinity` : text;
 }
@@ -63,6 +78,7 @@ export function rangeSchema(range: Range): z.ZodType<number> {
   const error = `must be ${describeRange(range)}`;
   let finite = z.number({ error }).min(range.min, { error });
   if (range.whole) finite = finite.int({ error });
+  if (range.seconds) finite = finite.multipleOf(1000, { error });
   if (range.max !== undefined) finite = finite.max(range.max, { error });
   const schema: z.ZodType<number> = range.infinite
     ? z.custom<number>((v) => v === Infinity || finite.safeParse(v).success, { error })

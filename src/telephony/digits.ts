@@ -22,17 +22,20 @@ export interface CollectDigitsOptions {
   prompt: string;
   /** Shorter prompt after a failure (default: the prompt). */
   reprompt?: string;
-  /** Fewest digits accepted (default 1). */
+  /** Fewest digits accepted: 1 to 64, at most `maxDigits` (default 1). */
   minDigits?: number;
-  /** Input ends as soon as this many digits are in (default 32). */
+  /** Input ends as soon as this many digits are in: 1 to 64 (default 32). */
   maxDigits?: number;
   /** Ends input early (default '#'); '' disables it. Never part of the value. */
   finishOnKey?: string;
   /** Removes the last digit entered (e.g. '*'); off by default. */
   deleteKey?: string;
-  /** Silence after the prompt before it counts as no input (default: retry.noInputTimeoutMs). */
+  /**
+   * Silence after the prompt before it counts as no input: 500 to 120,000 ms (default:
+   * retry.noInputTimeoutMs).
+   */
   firstDigitTimeoutMs?: number;
-  /** Silence between keys that ends input with what was entered (default 5,000 ms). */
+  /** Silence between keys that ends input with what was entered: 500 to 120,000 ms (default 5,000 ms). */
   interDigitTimeoutMs?: number;
   /** Every key the value may contain (default "0123456789"). */
   validDigits?: string;
@@ -64,8 +67,8 @@ export interface ResolvedDigitsOptions
   chatCtx?: llm.ChatContext;
 }
 
-/** How long collectDigits waits for a key (first or next). */
-const DURATION = millis(500, 120_000);
+/** How long collectDigits (and a menu) waits for a key, first or next: 500 ms to 2 minutes. */
+export const KEY_TIMEOUT = millis(500, 120_000);
 
 /** How many digits collectDigits takes, each with its accepted range. */
 const DIGIT_COUNTS = {
@@ -118,8 +121,8 @@ export function resolveDigitsOptions(options: CollectDigitsOptions): ResolvedDig
   }
   const { firstDigitTimeoutMs, interDigitTimeoutMs } = checkOptions(
     {
-      firstDigitTimeoutMs: { range: DURATION, default: retry.noInputTimeoutMs },
-      interDigitTimeoutMs: { range: DURATION, default: 5_000 },
+      firstDigitTimeoutMs: { range: KEY_TIMEOUT, default: retry.noInputTimeoutMs },
+      interDigitTimeoutMs: { range: KEY_TIMEOUT, default: 5_000 },
     },
     options,
   );

@@ -1,6 +1,7 @@
 import type { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, type OptionTable } from '../core/options.js';
 import { joinSpeech } from '../tasks/capture.js';
 import { type CaptureDefinition, captureDefinition } from '../tasks/define.js';
 import { choice } from '../tasks/parsers/choice.js';
@@ -8,6 +9,7 @@ import { spokenDigits } from '../tasks/parsers/digits.js';
 import type { ParseResult } from '../tasks/parsers/result.js';
 import type { RetryPolicy, Watchdog } from '../tasks/policy.js';
 import { type TaskSpec, TypedTask } from '../tasks/typed-task.js';
+import { KEY_TIMEOUT } from './digits.js';
 import { checkKey, spokenKey } from './keys.js';
 
 /**
@@ -56,12 +58,18 @@ export interface MenuConfig<V> {
   instructions?: string;
   /** A model for the fallback (the session's otherwise). */
   llm?: llm.LLM;
-  /** Silence after the menu before it counts as no input (default: retry.noInputTimeoutMs). */
+  /**
+   * Silence after the menu before it counts as no input: 500 to 120,000 ms, as collectDigits'
+   * key timeouts (default: retry.noInputTimeoutMs). Checked when the menu is defined.
+   */
   firstKeyTimeoutMs?: number;
   retry?: Partial<RetryPolicy<V>>;
   watchdog?: Partial<Watchdog>;
   chatCtx?: llm.ChatContext;
 }
+
+/** The wait of {@link MenuConfig}, with its accepted range. */
+const MENU_WAITS = { firstKeyTimeoutMs: { range: KEY_TIMEOUT } } as const satisfies OptionTable;
 
 const REPEAT =
   /^\W*(please\s+)?(repeat( that| the options| the menu)?|say (that|it) again|again|what were the options|menu)\W*(please)?\W*$/i;
@@ -134,7 +142,9 @@ export function menuSpec<V>(config: MenuConfig<V>): TaskSpec<Pick<V>> {
     ([key, o]) =>
       `- ${key}: ${o.label}${o.synonyms?.length ? ` (also: ${o.synonyms.join(', ')})` : ''}`,
   );
-  const { retry, firstKeyTimeoutMs } = config;
+  // Named as the menu's own option, not as the retry policy it feeds.
+  const { firstKeyTimeoutMs } = checkOptions(MENU_WAITS, config, { owner: `menu "${name}"` });
+  const { retry } = config;
   const noInputTimeoutMs = firstKeyTimeoutMs ?? retry?.noInputTimeoutMs;
   const values: Pick<V>[] = [
     ...Object.values(config.options).map((o) => o.value),

@@ -3,6 +3,7 @@ import { DisconnectReason, ParticipantKind, RoomEvent } from '@livekit/rtc-node'
 import { callOf } from '../core/call.js';
 import { type Clock, systemClock } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, millis, type OptionTable } from '../core/options.js';
 import { linkedParticipantIdentity } from '../upstream/internals.js';
 import { dtmfFromEvent } from './keys.js';
 import { logCall } from './log.js';
@@ -146,27 +147,38 @@ export function bindRoom(
 
 /** Options for {@link waitForCaller}. */
 export interface WaitForCallerOptions {
-  /** Give up after this long (default 30 s): a dispatched job nobody joins must end. */
+  /**
+   * Give up after this long: 1,000 to 900,000 ms (1 s to 15 minutes; default 30 s). A
+   * dispatched job nobody joins must end.
+   */
   timeoutMs?: number;
   /** The clock the timeout runs on (the wall clock by default). */
   clock?: Clock;
 }
 
+/** How long {@link waitForCaller} may wait for a caller: 1 s to 15 minutes. */
+export const CALLER_WAIT = millis(1_000, 900_000);
+
+/** The wait of {@link WaitForCallerOptions}, with its accepted range and default. */
+const CALLER_WAIT_OPTIONS = {
+  timeoutMs: { range: CALLER_WAIT, default: 30_000 },
+} as const satisfies OptionTable;
+
 /**
  * The room's caller: the first remote participant of a kind upstream's RoomIO links to
  * (SIP, standard, connector), already present or the next to join — unlike upstream's
  * `waitForParticipant`, which takes any non-agent (an egress or ingress participant too).
- * Rejects with a TasklineError (`timeout`) after `timeoutMs`, and (`cancelled`) when the
- * room disconnects first.
+ * Rejects with a TasklineError (`timeout`) after `timeoutMs`, (`cancelled`) when the room
+ * disconnects first, and (`invalid_argument`) at once for a `timeoutMs` outside its range.
  */
-export function waitForCaller<P extends ParticipantLike>(
+export async function waitForCaller<P extends ParticipantLike>(
   room: RoomLike & { readonly remoteParticipants: ReadonlyMap<string, P> },
   options: WaitForCallerOptions = {},
 ): Promise<P> {
+  const { timeoutMs } = checkOptions(CALLER_WAIT_OPTIONS, options, { owner: 'waitForCaller' });
   const participants: ReadonlyMap<string, P> = room.remoteParticipants;
   const present = [...participants.values()].find(isKnownCallerKind);
-  if (present) return Promise.resolve(present);
-  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (present) return present;
   const clock = options.clock ?? systemClock;
   return new Promise<P>((resolve, reject) => {
     const done = () => {

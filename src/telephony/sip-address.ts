@@ -1,4 +1,5 @@
 import { TasklineError } from '../core/errors.js';
+import { checkRange, wholeSeconds } from '../core/options.js';
 
 /** A transfer destination, read from a phone number, a `tel:` URI or a `sip:` URI. */
 export type Destination =
@@ -65,11 +66,18 @@ export function sipTarget(to: string): string {
 }
 
 /**
- * The ringing timeout of a transferer's options (`ringingTimeoutMs`) as the whole seconds
- * LiveKit SIP takes. Both transfer kinds use milliseconds (as upstream's WarmTransferTask
- * does); a value that is not a positive whole number of seconds is refused here rather
- * than rounded silently or thrown by livekit-server-sdk's BigInt conversion mid-call, and
- * the old `ringingTimeout` key is refused by name.
+ * The accepted `ringingTimeoutMs` of a transfer or a dial: 1 s to 10 minutes, a whole number
+ * of seconds (LiveKit SIP counts ringing in seconds).
+ */
+export const RINGING_TIMEOUT = wholeSeconds(1_000, 600_000);
+
+/**
+ * The ringing timeout of a transferer's or a dial's options (`ringingTimeoutMs`) as the
+ * whole seconds LiveKit SIP takes. Both transfer kinds use milliseconds (as upstream's
+ * WarmTransferTask does); a value outside {@link RINGING_TIMEOUT} — or not a whole number of
+ * seconds — is refused (`invalid_argument`, naming `owner`) rather than rounded silently or
+ * thrown by livekit-server-sdk's BigInt conversion mid-call, and the old `ringingTimeout`
+ * key is refused by name.
  */
 export function ringingSeconds(
   options: { ringingTimeoutMs?: number },
@@ -81,13 +89,9 @@ export function ringingSeconds(
       `${owner}: \`ringingTimeout\` is now \`ringingTimeoutMs\` (milliseconds, for cold and warm transfers alike).`,
     );
   }
-  const ms = options.ringingTimeoutMs;
-  if (ms === undefined) return undefined;
-  if (!Number.isFinite(ms) || ms <= 0 || ms % 1000 !== 0) {
-    throw new TasklineError(
-      'invalid_argument',
-      `${owner}: ringingTimeoutMs must be a positive whole number of seconds in milliseconds (e.g. 20000), got ${ms}; LiveKit SIP counts ringing in whole seconds.`,
-    );
-  }
-  return ms / 1000;
+  const ms = checkRange('ringingTimeoutMs', options.ringingTimeoutMs, RINGING_TIMEOUT, {
+    owner,
+    why: 'LiveKit SIP counts ringing in whole seconds',
+  });
+  return ms === undefined ? undefined : ms / 1000;
 }

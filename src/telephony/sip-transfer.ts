@@ -23,7 +23,8 @@ export interface ColdSipTransfererOptions {
   playDialtone?: boolean;
   /**
    * How long the destination may ring, in milliseconds (the unit WarmTransferer and
-   * upstream's WarmTransferTask use); a whole number of seconds, as LiveKit SIP counts them.
+   * upstream's WarmTransferTask use): 1,000 to 600,000 (1 s to 10 minutes), a whole number
+   * of seconds, as LiveKit SIP counts them. Checked by the constructor.
    */
   ringingTimeoutMs?: number;
   /** Extra SIP headers on the REFER. */

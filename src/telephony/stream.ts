@@ -1,18 +1,25 @@
 import { voice } from '@livekit/agents';
 import { callOf, type DtmfEvent } from '../core/call.js';
+import { checkOptions, type OptionTable, whole } from '../core/options.js';
 
 /** Options for {@link dtmfStream}. */
 export interface DtmfStreamOptions {
   /** Ends the stream when aborted. */
   signal?: AbortSignal;
-  /** Keys kept while nobody reads; the oldest are dropped beyond this (default 64). */
+  /** Keys kept while nobody reads, 1 to 10,000; the oldest are dropped beyond this (default 64). */
   maxBuffered?: number;
 }
+
+/** The cap of {@link DtmfStreamOptions}, with its accepted range and default. */
+const STREAM_CAP = {
+  maxBuffered: { range: whole(1, 10_000), default: 64 },
+} as const satisfies OptionTable;
 
 /**
  * The caller's key presses as a typed async iterable, for code outside tasks (a
  * supervisor, a barge-in shortcut). It ends on hang-up, when the session closes, or when
  * `signal` aborts; keys from other participants never appear (the call filters them).
+ * Throws a TasklineError (`invalid_argument`) for a `maxBuffered` outside its range.
  *
  * @example
  * for await (const key of dtmfStream(session, { signal })) if (key.digit === '0') transfer();
@@ -21,8 +28,9 @@ export function dtmfStream(
   session: voice.AgentSession,
   options: DtmfStreamOptions = {},
 ): AsyncIterableIterator<DtmfEvent> {
+  // NaN or Infinity would leave the queue uncapped: refused, with the range.
+  const { maxBuffered: max } = checkOptions(STREAM_CAP, options, { owner: 'dtmfStream' });
   const call = callOf(session);
-  const max = Math.max(1, options.maxBuffered ?? 64);
   const queue: DtmfEvent[] = [];
   let ended = call.hungUp !== undefined || options.signal?.aborted === true;
   let wake: (() => void) | undefined;

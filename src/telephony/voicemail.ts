@@ -2,6 +2,7 @@ import { voice } from '@livekit/agents';
 import { callOf } from '../core/call.js';
 import type { TimerHandle } from '../core/clock.js';
 import { TasklineError } from '../core/errors.js';
+import { checkOptions, millis, type OptionTable } from '../core/options.js';
 import { logCall } from './log.js';
 
 /** Who picked up an outbound call. */
@@ -32,9 +33,14 @@ export interface DetectAnsweringMachineOptions {
   detector?: AmdSource;
   /** Options for upstream's AMD when no detector is given. */
   amd?: voice.AMDOptions;
-  /** Upper bound on the wait, on the call's clock (default 30,000 ms). */
+  /** Upper bound on the wait, on the call's clock: 1,000 to 120,000 ms (default 30,000 ms). */
   timeoutMs?: number;
 }
+
+/** The wait of {@link DetectAnsweringMachineOptions}, with its accepted range and default. */
+const AMD_WAIT = {
+  timeoutMs: { range: millis(1_000, 120_000), default: 30_000 },
+} as const satisfies OptionTable;
 
 /** Maps an upstream AMD prediction to {@link AnsweringMachineResult}. */
 export function toAnsweringMachineResult(ev: voice.AMDPredictionEvent): AnsweringMachineResult {
@@ -53,12 +59,14 @@ export function toAnsweringMachineResult(ev: voice.AMDPredictionEvent): Answerin
 /**
  * Runs answering-machine detection (upstream `voice.AMD`) on an outbound call and resolves
  * `'human' | 'machine' | 'unknown'`. Bounded: a hang-up, a detector error or `timeoutMs`
- * resolve `unknown` with the reason instead of throwing.
+ * resolve `unknown` with the reason instead of throwing. A `timeoutMs` outside its range is
+ * refused (`invalid_argument`) before detection starts.
  */
 export async function detectAnsweringMachine(
   session: voice.AgentSession,
   options: DetectAnsweringMachineOptions = {},
 ): Promise<AnsweringMachineResult> {
+  const { timeoutMs } = checkOptions(AMD_WAIT, options, { owner: 'detectAnsweringMachine' });
   const call = callOf(session);
   const unknown = (reason: string): AnsweringMachineResult => ({
     answeredBy: 'unknown',
@@ -69,7 +77,6 @@ export async function detectAnsweringMachine(
   });
   if (call.hungUp) return unknown('hangup');
   const detector = options.detector ?? new voice.AMD(session, options.amd);
-  const timeoutMs = options.timeoutMs ?? 30_000;
   // Detection listens to whoever answered: the call waits on the far end meanwhile.
   const release = call.waitForCaller();
   let timer: TimerHandle | undefined;

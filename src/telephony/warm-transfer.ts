@@ -12,8 +12,9 @@ import type { Transferer, TransferRequest, TransferResult } from './transfer.js'
 export interface WarmTransfererOptions
   extends Omit<workflows.WarmTransferTaskOptions, 'sipCallTo' | 'ringingTimeout'> {
   /**
-   * How long the human's phone may ring, in milliseconds; a whole number of seconds, as
-   * LiveKit SIP counts them (upstream rounds other values silently; taskline refuses them).
+   * How long the human's phone may ring, in milliseconds: 1,000 to 600,000 (1 s to 10
+   * minutes), a whole number of seconds, as LiveKit SIP counts them (upstream rounds other
+   * values silently; taskline refuses them). Checked by the constructor.
    */
   ringingTimeoutMs?: number;
   /**
@@ -30,7 +31,7 @@ export interface WarmTransfererOptions
   /**
    * How long the caller may be kept on hold for one warm transfer — ringing, briefing and
    * the move into the caller's room together — before it is given up as failed (the human's
-   * call is ended, the caller is told). Default 180 000 (3 minutes). Upstream's task has no
+   * call is ended, the caller is told): 1 to 3,600,000 ms (an hour), default 180,000 (3 minutes). Upstream's task has no
    * bound of its own: a move the server refuses leaves the caller on hold until a party
    * hangs up (a self-hosted livekit-server does not implement MoveParticipant).
    */

@@ -85,6 +85,50 @@ describe('CallReporter', () => {
     expect(reporter.stats).toEqual({ sent: 3, failed: 0, dropped: 1 });
   });
 
+  it('refuses a bound that would leave its queue uncapped or nothing sent; the boundaries work', async () => {
+    for (const [options, message] of [
+      [{ maxPending: Number.NaN }, 'maxPending must be a whole number from 1 to 100000 (got NaN)'],
+      [{ maxPending: 0 }, 'maxPending must be a whole number from 1 to 100000 (got 0)'],
+      [{ maxInFlight: 0 }, 'maxInFlight must be a whole number from 1 to 64 (got 0)'],
+      [{ maxInFlight: '4' }, 'maxInFlight must be a whole number from 1 to 64 (got "4")'],
+      [{ timeoutMs: -1 }, 'timeoutMs must be between 100 and 60000 ms (got -1)'],
+      [
+        { timeoutMs: 30 * 86_400_000 },
+        'timeoutMs must be between 100 and 60000 ms (got 2592000000)',
+      ],
+    ] as const) {
+      expect(() => new CallReporter({ url, apiKey: KEY, ...(options as object) })).toThrow(
+        expect.objectContaining({ code: 'invalid_argument', message: `CallReporter: ${message}.` }),
+      );
+    }
+    const smallest = new CallReporter({
+      url,
+      apiKey: KEY,
+      maxPending: 1,
+      maxInFlight: 1,
+      timeoutMs: 100,
+    });
+    for (const id of ['e', 'f', 'g']) smallest.send({ call_id: id });
+    await smallest.flush(600_000);
+    // 'e' left at once; of f and g only the newest waited.
+    expect(smallest.stats).toEqual({ sent: 2, failed: 0, dropped: 1 });
+    const largest = new CallReporter({
+      url,
+      apiKey: KEY,
+      maxPending: 100_000,
+      maxInFlight: 64,
+      timeoutMs: 60_000,
+    });
+    for (const id of ['h', 'i']) largest.send({ call_id: id });
+    await largest.flush(0);
+    await largest.flush();
+    expect(largest.stats).toEqual({ sent: 2, failed: 0, dropped: 0 });
+    await expect(largest.flush(Number.NaN)).rejects.toMatchObject({
+      code: 'invalid_argument',
+      message: 'CallReporter.flush: timeoutMs must be between 0 and 600000 ms (got NaN).',
+    });
+  });
+
   it('rejects a URL that is not one, naming what it wants', () => {
     let error: unknown;
     try {

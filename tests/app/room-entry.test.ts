@@ -85,6 +85,56 @@ describe('roomAgent: the call a module is handed', () => {
     expect(setup.transferer).not.toBeInstanceOf(RecordingTransferer);
   });
 
+  it('refuses a bad wait, call length or transfer ringing when the worker starts, not mid-call', () => {
+    const createSession = async (): Promise<voice.AgentSession> => {
+      throw new Error('never started here');
+    };
+    for (const [options, message] of [
+      [
+        { waitForCallerMs: 0 },
+        'roomAgent: waitForCallerMs must be between 1000 and 900000 ms (got 0).',
+      ],
+      [
+        { waitForCallerMs: 30 * 86_400_000 },
+        'roomAgent: waitForCallerMs must be between 1000 and 900000 ms (got 2592000000).',
+      ],
+      [
+        { outbound: { maxCallDurationMs: 90.5 } },
+        'roomAgent: outbound.maxCallDurationMs must be a whole number of seconds from 1000 to 86400000 ms (got 90.5).',
+      ],
+      [
+        { transfer: { cold: { ringingTimeoutMs: 2_500 } } },
+        'ColdSipTransferer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 2500): LiveKit SIP counts ringing in whole seconds.',
+      ],
+      [
+        { transfer: { warm: { ringingTimeoutMs: 601_000 } } },
+        'WarmTransferer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 601000): LiveKit SIP counts ringing in whole seconds.',
+      ],
+      [
+        { transfer: { warm: { consultTimeoutMs: Number.NaN } } },
+        'WarmTransferer: consultTimeoutMs must be between 1 and 3600000 ms (got NaN).',
+      ],
+    ] as const) {
+      expect(() =>
+        roomAgent(callback, { createSession, ...(options as RoomAgentOptions) }),
+      ).toThrow(expect.objectContaining({ code: 'invalid_argument', message }));
+    }
+    // The boundaries pass.
+    for (const [waitForCallerMs, maxCallDurationMs, ringingTimeoutMs] of [
+      [1_000, 1_000, 1_000],
+      [900_000, 86_400_000, 600_000],
+    ]) {
+      expect(() =>
+        roomAgent(callback, {
+          createSession,
+          waitForCallerMs,
+          outbound: { maxCallDurationMs },
+          transfer: { cold: { ringingTimeoutMs }, warm: { ringingTimeoutMs } },
+        }),
+      ).not.toThrow();
+    }
+  });
+
   it('takes its transfer defaults from TASKLINE_TRANSFER_TO / TASKLINE_TRANSFER_MODE, checked up front', () => {
     const saved = {
       to: process.env.TASKLINE_TRANSFER_TO,

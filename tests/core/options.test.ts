@@ -10,6 +10,7 @@ import {
   type OptionTable,
   timeWindow,
   whole,
+  wholeSeconds,
 } from '../../src/core/options.js';
 
 function thrown(fn: () => unknown): unknown {
@@ -53,6 +54,24 @@ describe('declared option ranges', () => {
     expect(checkRange('timeoutMs', MAX_TIMER_MS, millis(1))).toBe(MAX_TIMER_MS);
     // A window compared against, never waited, has no such limit.
     expect(checkRange('resumeWindowMs', 30 * 24 * 3_600_000, timeWindow(0))).toBe(2_592_000_000);
+  });
+
+  it('refuse a fraction of a second where a service counts whole seconds, never rounding it', () => {
+    const ringing = wholeSeconds(1_000, 600_000);
+    expect(describeRange(ringing)).toBe('a whole number of seconds from 1000 to 600000 ms');
+    for (const bad of [1_500, 999.5, 0, 601_000, Number.NaN, '20000']) {
+      const err = thrown(() =>
+        checkRange('ringingTimeoutMs', bad, ringing, { owner: 'dial', why: 'in seconds' }),
+      );
+      expect(err).toMatchObject({
+        code: 'invalid_argument',
+        details: { option: 'ringingTimeoutMs' },
+      });
+      expect((err as Error).message).toMatch(
+        /^dial: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms \(got .+\): in seconds\.$/,
+      );
+    }
+    for (const ok of [1_000, 20_000, 600_000]) expect(checkRange('r', ok, ringing)).toBe(ok);
   });
 
   it('check a table: defaults filled, the first bad option named with its prefix', () => {

@@ -229,6 +229,39 @@ describe('menu definition checks', () => {
     expect((error as Error).message).toMatch(message);
   });
 
+  it('refuses a bad firstKeyTimeoutMs by its own name when the menu is defined or derived', async () => {
+    for (const [bad, got] of [
+      [-1, '-1'],
+      [Number.NaN, 'NaN'],
+      ['8000', '"8000"'],
+      [499, '499'],
+      [120_001, '120001'],
+      [30 * 86_400_000, '2592000000'],
+    ] as const) {
+      expect(() => menu({ name: 'main_menu', options, firstKeyTimeoutMs: bad as number })).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: `menu "main_menu": firstKeyTimeoutMs must be between 500 and 120000 ms (got ${got}).`,
+        }),
+      );
+    }
+    const main = menu({ options, firstKeyTimeoutMs: 500 });
+    expect(main.spec.retry).toMatchObject({ noInputTimeoutMs: 500 });
+    expect(main.with({ firstKeyTimeoutMs: 120_000 }).spec.retry).toMatchObject({
+      noInputTimeoutMs: 120_000,
+    });
+    expect(() => main.with({ firstKeyTimeoutMs: 0 })).toThrow(
+      'menu "menu": firstKeyTimeoutMs must be between 500 and 120000 ms (got 0).',
+    );
+    expect(() => main.create({ firstKeyTimeoutMs: 0 })).toThrow(/firstKeyTimeoutMs/);
+    // The shortest wait is waited in full, then the menu re-prompts.
+    const run = await start({ firstKeyTimeoutMs: 500 });
+    await run.caller.silence(499);
+    expect(run.caller.agentLines).toEqual([PROMPT]);
+    await run.caller.silence(1);
+    expect(run.caller.agentLines.at(-1)).toBe(`Sorry, I didn't hear anything. ${PROMPT}`);
+  });
+
   describe('speech matched like a person would', () => {
     const withAgent = {
       ...options,

@@ -275,6 +275,37 @@ describe('waitForCaller', () => {
     });
     expect(room.listenerCount(RoomEvent.ParticipantConnected)).toBe(0);
   });
+
+  it('refuses a bad timeoutMs at once, even with a caller already there, naming its range', async () => {
+    const clock = new VirtualClock();
+    const { room } = await freshRoom([{ identity: 'sip_alice', kind: ParticipantKind.SIP }]);
+    for (const [bad, got] of [
+      [0, '0'],
+      [-5, '-5'],
+      [Number.NaN, 'NaN'],
+      ['30s', '"30s"'],
+      [900_001, '900001'],
+      [30 * 86_400_000, '2592000000'],
+    ] as const) {
+      await expect(waitForCaller(room, { timeoutMs: bad as number, clock })).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: `waitForCaller: timeoutMs must be between 1000 and 900000 ms (got ${got}).`,
+      });
+    }
+    expect(room.listenerCount(RoomEvent.ParticipantConnected)).toBe(0);
+    expect(clock.pendingTimers).toBe(0);
+    for (const timeoutMs of [1_000, 900_000]) {
+      expect((await waitForCaller(room, { timeoutMs, clock })).identity).toBe('sip_alice');
+    }
+    // The longest wait is waited in full.
+    const { room: empty } = await freshRoom();
+    const waiting = waitForCaller(empty, { timeoutMs: 900_000, clock });
+    const late = expect(waiting).rejects.toMatchObject({ code: 'timeout' });
+    await clock.advance(899_999);
+    expect(clock.pendingTimers).toBe(1);
+    await clock.advance(1);
+    await late;
+  });
 });
 
 describe('dtmfStream', () => {
@@ -310,5 +341,37 @@ describe('dtmfStream', () => {
     const got: string[] = [];
     for await (const ev of stream) got.push(ev.digit);
     expect(got).toEqual(['3', '4']);
+  });
+
+  it('refuses a maxBuffered that would leave it uncapped or empty; the boundaries keep that many', async () => {
+    const session = new voice.AgentSession({ llm: new ScriptedLLM() });
+    const call = attachCall(session, { callerIdentity: 'me' });
+    for (const [bad, got] of [
+      [Number.NaN, 'NaN'],
+      [Number.POSITIVE_INFINITY, 'Infinity'],
+      [0, '0'],
+      [2.5, '2.5'],
+      ['64', '"64"'],
+      [10_001, '10001'],
+    ] as const) {
+      expect(() => dtmfStream(session, { maxBuffered: bad as number })).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: `dtmfStream: maxBuffered must be a whole number from 1 to 10000 (got ${got}).`,
+        }),
+      );
+    }
+    for (const [maxBuffered, keys] of [
+      [1, ['4']],
+      [10_000, ['1', '2', '3', '4']],
+    ] as const) {
+      const controller = new AbortController();
+      const stream = dtmfStream(session, { signal: controller.signal, maxBuffered });
+      for (const k of '1234') call.pushDtmf(k, 'me');
+      controller.abort();
+      const got: string[] = [];
+      for await (const ev of stream) got.push(ev.digit);
+      expect(got).toEqual(keys);
+    }
   });
 });

@@ -123,12 +123,32 @@ describe('ColdSipTransferer', () => {
     });
     await transferer.transfer(request);
     expect(calls[0]?.[3]).toMatchObject({ ringingTimeout: 25 });
-    for (const ms of [1500, 0, -1000, Number.NaN]) {
-      expect(
-        () =>
-          new ColdSipTransferer({ roomName: 'r', participantIdentity: 'p', ringingTimeoutMs: ms }),
-      ).toThrow(/ringingTimeoutMs must be a positive whole number of seconds/);
+    const cold = (ringingTimeoutMs: unknown) =>
+      new ColdSipTransferer({
+        roomName: 'r',
+        participantIdentity: 'p',
+        ringingTimeoutMs: ringingTimeoutMs as number,
+      });
+    // Past 10 minutes, a fraction of a second, nothing, negative, NaN, a string: refused by name.
+    for (const [ms, got] of [
+      [1500, '1500'],
+      [0, '0'],
+      [-1000, '-1000'],
+      [Number.NaN, 'NaN'],
+      [601_000, '601000'],
+      [30 * 86_400_000, '2592000000'],
+      ['20000', '"20000"'],
+    ] as const) {
+      expect(() => cold(ms)).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: `ColdSipTransferer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got ${got}): LiveKit SIP counts ringing in whole seconds.`,
+        }),
+      );
     }
+    // The boundaries pass.
+    expect(() => cold(1_000)).not.toThrow();
+    expect(() => cold(600_000)).not.toThrow();
     expect(
       () =>
         new ColdSipTransferer({
@@ -225,7 +245,16 @@ describe('WarmTransferer', () => {
       20_000,
     );
     expect(() => new WarmTransferer({ ringingTimeoutMs: 1500 })).toThrow(
-      'WarmTransferer: ringingTimeoutMs must be a positive whole number of seconds in milliseconds (e.g. 20000), got 1500; LiveKit SIP counts ringing in whole seconds.',
+      'WarmTransferer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 1500): LiveKit SIP counts ringing in whole seconds.',
+    );
+    expect(() => new WarmTransferer({ ringingTimeoutMs: 660_000 })).toThrow(
+      'WarmTransferer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 660000): LiveKit SIP counts ringing in whole seconds.',
+    );
+    expect(new WarmTransferer({ ringingTimeoutMs: 1_000 }).taskOptions(req).ringingTimeout).toBe(
+      1_000,
+    );
+    expect(new WarmTransferer({ ringingTimeoutMs: 600_000 }).taskOptions(req).ringingTimeout).toBe(
+      600_000,
     );
     expect(() => new WarmTransferer({ ringingTimeout: 20 } as never)).toThrow(/ringingTimeoutMs/);
   });

@@ -89,6 +89,47 @@ describe('detectAnsweringMachine', () => {
     expect(await dropped).toMatchObject({ answeredBy: 'unknown', reason: 'hangup' });
   });
 
+  it('refuses a bad timeoutMs before detection starts, naming it and its range', async () => {
+    const { session, clock } = offlineCall();
+    for (const [bad, got] of [
+      [-1, '-1'],
+      [Number.NaN, 'NaN'],
+      ['5000', '"5000"'],
+      [999, '999'],
+      [120_001, '120001'],
+      [30 * 86_400_000, '2592000000'],
+    ] as const) {
+      const amd = new FakeAmd();
+      let started = false;
+      amd.execute = () => {
+        started = true;
+        return new Promise(() => undefined);
+      };
+      await expect(
+        detectAnsweringMachine(session, { detector: amd, timeoutMs: bad as number }),
+      ).rejects.toMatchObject({
+        code: 'invalid_argument',
+        message: `detectAnsweringMachine: timeoutMs must be between 1000 and 120000 ms (got ${got}).`,
+      });
+      expect(started).toBe(false);
+    }
+    expect(clock.pendingTimers).toBe(0);
+    // The boundaries are waited in full.
+    for (const timeoutMs of [1_000, 120_000]) {
+      let settled = false;
+      const bounded = detectAnsweringMachine(session, { detector: new FakeAmd(), timeoutMs }).then(
+        (result) => {
+          settled = true;
+          return result;
+        },
+      );
+      await clock.advance(timeoutMs - 1);
+      expect(settled).toBe(false);
+      await clock.advance(1);
+      expect(await bounded).toMatchObject({ answeredBy: 'unknown', reason: 'timeout' });
+    }
+  });
+
   it("wraps upstream voice.AMD: a voicemail greeting classified by the session's model", async () => {
     class Dialer extends voice.Agent {}
     const model = new ScriptedLLM().for(Dialer, [

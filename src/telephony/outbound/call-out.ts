@@ -4,7 +4,9 @@
  * (busy, no answer, failed, with the SIP status). One awaited, typed outcome.
  */
 import { voice } from '@livekit/agents';
+import { checkOptions, millis, type OptionTable } from '../../core/options.js';
 import { logCall } from '../log.js';
+import { RINGING_TIMEOUT } from '../sip-address.js';
 import type { AmdSource } from '../voicemail.js';
 import type { Dialer, DialRequest } from './dialer.js';
 import { farEndOf } from './far-end.js';
@@ -50,14 +52,25 @@ export interface CallOutOptions extends DialRequest {
   detector?: AmdSource;
   /**
    * No words this long after the answer (or after the last sound on the line, bounded by
-   * `maxDetectMs`): `answered` (default 8,000 ms).
+   * `maxDetectMs`): `answered`. 1,000 to 60,000 ms (default 8,000 ms).
    */
   noSpeechMs?: number;
-  /** Quiet this long after a greeting the rules cannot place settles it (default 3,000 ms). */
+  /**
+   * Quiet this long after a greeting the rules cannot place settles it: 500 to 30,000 ms
+   * (default 3,000 ms).
+   */
   decideAfterMs?: number;
-  /** Longest the verdict may take after the answer (default 30,000 ms). */
+  /** Longest the verdict may take after the answer: 1,000 to 120,000 ms (default 30,000 ms). */
   maxDetectMs?: number;
 }
+
+/** The waits of {@link CallOutOptions} (and the dial's ringing), with their accepted range. */
+const CALL_OUT_WAITS = {
+  ringingTimeoutMs: { range: RINGING_TIMEOUT },
+  noSpeechMs: { range: millis(1_000, 60_000) },
+  decideAfterMs: { range: millis(500, 30_000) },
+  maxDetectMs: { range: millis(1_000, 120_000) },
+} as const satisfies OptionTable;
 
 /** Where the far end's reaction is read: dial, then listen, on the call's clock. */
 class CallOutTask extends FarEndTask<CallOutOutcome> {
@@ -249,15 +262,18 @@ class CallOutTask extends FarEndTask<CallOutOutcome> {
  * agent's `onEnter` (or a tool): it is an inline task, so the far end's first words are
  * read by taskline's rules ("hello?" is a person; "leave a message after the tone" a
  * voicemail; "the mailbox is full" one that takes no message; "for billing, press 1" an
- * IVR) without a model, and never answered by the agent. Bounded on the call's clock.
+ * IVR) without a model, and never answered by the agent. Bounded on the call's clock. A
+ * wait or ringing timeout outside its range is refused (`invalid_argument`) before dialling.
  *
  * @example
  * const answered = await callOut(this.session, { dialer, to: '+15550100' });
  * if (answered.status === 'voicemail') await leaveVoicemail(this.session, message, {}, { greeting: answered.greeting });
  */
-export function callOut(
+export async function callOut(
   _session: voice.AgentSession,
   options: CallOutOptions,
 ): Promise<CallOutOutcome> {
+  // A bad wait is refused before anything is dialled (an unchecked one could end at once).
+  checkOptions(CALL_OUT_WAITS, options, { owner: 'callOut' });
   return new CallOutTask(options).run();
 }

@@ -7,6 +7,7 @@
  */
 import type { CreateSipParticipantOptions, SipClient } from 'livekit-server-sdk';
 import { TasklineError } from '../../core/errors.js';
+import { checkRange, wholeSeconds } from '../../core/options.js';
 import { parseDestination, ringingSeconds } from '../sip-address.js';
 import { connectSipClient } from '../sip-client.js';
 import { type DialFailure, dialFailureFromError } from './sip-status.js';
@@ -17,7 +18,10 @@ export interface DialRequest {
   to: string;
   /** Identity the far end's participant gets in the room (default "callee"). */
   participantIdentity?: string;
-  /** How long it may ring, ms; a whole number of seconds (default 30,000). */
+  /**
+   * How long it may ring, ms: 1,000 to 600,000 (1 s to 10 minutes), a whole number of seconds
+   * as LiveKit SIP counts them (default 30,000). `callOut` refuses another value at once.
+   */
   ringingTimeoutMs?: number;
   /** Keys dialled once answered, before anything is heard (an extension; "w" waits 0.5 s). */
   dtmf?: string;
@@ -59,11 +63,17 @@ export interface SipDialerOptions {
   apiSecret?: string;
   /** Extra SIP headers on the INVITE. */
   headers?: Record<string, string>;
-  /** Hang up after this long, ms (a whole number of seconds; default: no limit). */
+  /**
+   * Hang up after this long, ms: 1,000 to 86,400,000 (1 s to 24 hours), a whole number of
+   * seconds as LiveKit SIP counts them (default: no limit). Checked by the constructor.
+   */
   maxCallDurationMs?: number;
   /** Builds the client; defaults to livekit-server-sdk's SipClient (created on first use). */
   createClient?: () => SipDialClient | Promise<SipDialClient>;
 }
+
+/** The accepted {@link SipDialerOptions.maxCallDurationMs}: 1 s to 24 hours, in whole seconds. */
+export const MAX_CALL_DURATION = wholeSeconds(1_000, 86_400_000);
 
 const DEFAULT_RINGING_MS = 30_000;
 
@@ -81,9 +91,10 @@ export class SipDialer implements Dialer {
     if (!options.roomName) {
       throw new TasklineError('invalid_argument', 'SipDialer needs the room the call joins.');
     }
-    if (options.maxCallDurationMs !== undefined) {
-      ringingSeconds({ ringingTimeoutMs: options.maxCallDurationMs }, 'SipDialer maxCallDuration');
-    }
+    checkRange('maxCallDurationMs', options.maxCallDurationMs, MAX_CALL_DURATION, {
+      owner: 'SipDialer',
+      why: 'LiveKit SIP counts call length in whole seconds',
+    });
     this.options = options;
   }
 
@@ -96,7 +107,7 @@ export class SipDialer implements Dialer {
       ringing =
         ringingSeconds(
           { ringingTimeoutMs: request.ringingTimeoutMs ?? DEFAULT_RINGING_MS },
-          'dial',
+          'SipDialer',
         ) ?? 30;
     } catch (error) {
       return { status: 'failed', to, reason: (error as Error).message };

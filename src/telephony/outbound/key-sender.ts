@@ -7,6 +7,7 @@
 import { type DtmfDigit, isDtmfDigit } from '../../core/call.js';
 import { type Clock, systemClock } from '../../core/clock.js';
 import { TasklineError } from '../../core/errors.js';
+import { checkOptions, millis, type OptionTable } from '../../core/options.js';
 
 /** Anything that can press keys on the far end: a room, a test's linked line, a recorder. */
 export interface KeySender {
@@ -42,19 +43,25 @@ export interface DtmfRoom {
 
 /** Options for {@link roomKeySender}. */
 export interface RoomKeySenderOptions {
-  /** Time between two keys (default 300 ms, upstream's `sendDtmfEvents` pace). */
+  /** Time between two keys: 0 to 10,000 ms (default 300 ms, upstream's `sendDtmfEvents` pace). */
   gapMs?: number;
   /** The clock the gaps run on (the wall clock by default). */
   clock?: Clock;
 }
 
+/** The gap of {@link RoomKeySenderOptions}, with its accepted range. */
+const KEY_GAP = {
+  gapMs: { range: millis(0, 10_000), default: 300 },
+} as const satisfies OptionTable;
+
 /**
  * Keys published by the agent's own local participant in `room` (rtc-node `publishDtmf`),
- * `gapMs` apart: pass the room the far end's SIP participant is in. Throws a TasklineError
- * (`invalid_state`) when the room is not connected.
+ * `gapMs` apart: pass the room the far end's SIP participant is in. A `gapMs` outside its
+ * range throws a TasklineError (`invalid_argument`) here; `send` rejects (`invalid_state`)
+ * when the room is not connected.
  */
 export function roomKeySender(room: DtmfRoom, options: RoomKeySenderOptions = {}): KeySender {
-  const gapMs = options.gapMs ?? 300;
+  const { gapMs } = checkOptions(KEY_GAP, options, { owner: 'roomKeySender' });
   const clock = options.clock ?? systemClock;
   return {
     async send(keys) {

@@ -12,6 +12,7 @@
  */
 import { llm } from '@livekit/agents';
 import { z } from 'zod/v4';
+import { checkOptions, millis, type OptionTable, whole } from '../../core/options.js';
 import { registerSecret } from '../../core/pii.js';
 import { choice } from '../../tasks/parsers/choice.js';
 import { logCall } from '../log.js';
@@ -67,25 +68,42 @@ export interface NavigateIvrOptions extends IvrGoal {
   greeting?: string;
   /** How keys reach the far end (default: the call's far end, set by the room entry). */
   keys?: KeySender;
-  /** Far-end utterances read at most (default 30). */
+  /** Far-end utterances read at most: 1 to 200 (default 30). */
   maxTurns?: number;
-  /** Longest the whole navigation may take, ms (default 180,000; hold time comes on top). */
+  /**
+   * Longest the whole navigation may take: 5,000 to 3,600,000 ms (5 s to an hour; default
+   * 180,000; hold time comes on top).
+   */
   timeoutMs?: number;
-  /** How often the same prompt may come back before it is a loop (default 1). */
+  /** How often the same prompt may come back before it is a loop: 0 to 10 (default 1). */
   maxRepeats?: number;
-  /** Quiet this long after a menu without the goal: the model is asked, or it is stuck (default 4,000 ms). */
+  /**
+   * Quiet this long after a menu without the goal: the model is asked, or it is stuck. 500 to
+   * 60,000 ms (default 4,000 ms).
+   */
   decideAfterMs?: number;
-  /** Sound that is not speech for this long is hold music (default 15,000 ms). */
+  /** Sound that is not speech for this long is hold music: 1,000 to 120,000 ms (default 15,000 ms). */
   holdAfterMs?: number;
-  /** Longest hold, ms (default 600,000). */
+  /** Longest hold: 10,000 to 14,400,000 ms (10 s to 4 hours; default 600,000). */
   maxHoldMs?: number;
   /** Ask the session's model when the rules find nothing to do (default true). */
   useModel?: boolean;
-  /** Model calls at most (default 3). */
+  /** Model calls at most: 0 to 20 (default 3). */
   maxModelCalls?: number;
   /** When a person answers: connect them to someone (cold or warm transfer); default: hand over. */
   bridge?: { transferer: Transferer; to: string; mode?: TransferMode; summary?: string };
 }
+
+/** The bounds of {@link NavigateIvrOptions} (time, turns, hold, model calls), with their accepted range. */
+const NAVIGATION_BOUNDS = {
+  maxTurns: { range: whole(1, 200) },
+  timeoutMs: { range: millis(5_000, 3_600_000) },
+  maxRepeats: { range: whole(0, 10) },
+  decideAfterMs: { range: millis(500, 60_000) },
+  holdAfterMs: { range: millis(1_000, 120_000) },
+  maxHoldMs: { range: millis(10_000, 14_400_000) },
+  maxModelCalls: { range: whole(0, 20) },
+} as const satisfies OptionTable;
 
 /** One step of the way: what was heard and what was done about it. */
 export interface IvrStep {
@@ -546,6 +564,8 @@ export async function navigateIvr(
   session: Parameters<typeof farEndOf>[0],
   options: NavigateIvrOptions,
 ): Promise<IvrOutcome> {
+  // A bad bound is refused before the navigation waits on it (an unchecked one could end at once).
+  checkOptions(NAVIGATION_BOUNDS, options, { owner: 'navigateIvr' });
   for (const answer of options.answers ?? []) {
     if (answer.keys !== undefined) checkKeys(answer.keys);
   }

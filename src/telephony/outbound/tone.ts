@@ -8,6 +8,8 @@
  * within a few windows. State is a few numbers per detector: memory and CPU are bounded
  * whatever the stream's length.
  */
+import { TasklineError } from '../../core/errors.js';
+import { checkOptions, checkRange, type OptionTable, whole } from '../../core/options.js';
 
 /** A tone that ended in the audio. Times are in ms from the start of the audio pushed. */
 export interface ToneEvent {
@@ -32,19 +34,31 @@ export interface ToneWindow {
 
 /** Options for {@link ToneDetector}. */
 export interface ToneDetectorOptions {
-  /** Lowest tone frequency (default 400 Hz). */
+  /** Lowest tone frequency: 50 to 8,000 Hz, at most `maxHz` (default 400 Hz). */
   minHz?: number;
-  /** Highest tone frequency (default 2,000 Hz). */
+  /** Highest tone frequency: 50 to 8,000 Hz (default 2,000 Hz; capped at half the sample rate). */
   maxHz?: number;
-  /** Shortest tone reported (default 200 ms). */
+  /** Shortest tone reported: 20 to 10,000 ms (one 20 ms window at least; default 200 ms). */
   minMs?: number;
-  /** Share of a window's energy in the peak's band for it to be tonal (default 0.85). */
+  /** Share of a window's energy in the peak's band for it to be tonal: 0.5 to 1 (default 0.85). */
   tonality?: number;
-  /** Quietest level a tone may have, dBFS (default -45). */
+  /** Quietest level a tone may have: -90 to 0 dBFS (default -45). */
   minLevelDb?: number;
   /** Called with every window analysed. */
   onWindow?: (window: ToneWindow) => void;
 }
+
+/** The numeric options of {@link ToneDetectorOptions}, with their accepted range and default. */
+const TONE_OPTIONS = {
+  minHz: { range: { min: 50, max: 8_000 }, default: 400 },
+  maxHz: { range: { min: 50, max: 8_000 }, default: 2_000 },
+  minMs: { range: { min: 20, max: 10_000, ms: true }, default: 200 },
+  tonality: { range: { min: 0.5, max: 1 }, default: 0.85 },
+  minLevelDb: { range: { min: -90, max: 0 }, default: -45 },
+} as const satisfies OptionTable;
+
+/** The sample rates a detector analyses (telephone audio at 8 kHz up to studio rates). */
+const SAMPLE_RATE = whole(8_000, 192_000);
 
 const WINDOW_MS = 20;
 /** Largest level change between windows of one tone, dB. */
@@ -84,10 +98,20 @@ export class ToneDetector {
   private windows = 0;
   private run: Run | undefined;
 
+  /**
+   * Throws a TasklineError (`invalid_argument`) for a sample rate or an option outside its
+   * range, or `minHz` above `maxHz`.
+   */
   constructor(sampleRate: number, options: ToneDetectorOptions = {}) {
-    if (!Number.isInteger(sampleRate) || sampleRate < 8000) {
-      throw new RangeError(
-        `ToneDetector needs a sample rate of at least 8000 Hz, got ${sampleRate}`,
+    checkRange('sampleRate', sampleRate, SAMPLE_RATE, { owner: 'ToneDetector' });
+    const { minHz, maxHz, minMs, tonality, minLevelDb } = checkOptions(TONE_OPTIONS, options, {
+      owner: 'ToneDetector',
+    });
+    if (minHz > maxHz) {
+      throw new TasklineError(
+        'invalid_argument',
+        `ToneDetector: minHz (${minHz}) cannot be above maxHz (${maxHz}).`,
+        { option: 'minHz' },
       );
     }
     this.sampleRate = sampleRate;
@@ -108,13 +132,13 @@ export class ToneDetector {
       this.sin[i] = -Math.sin((2 * Math.PI * i) / fft);
     }
     const binHz = sampleRate / fft;
-    this.lowBin = Math.max(1, Math.floor((options.minHz ?? 400) / binHz));
-    this.highBin = Math.min(fft / 2 - 1, Math.ceil((options.maxHz ?? 2000) / binHz));
+    this.lowBin = Math.max(1, Math.floor(minHz / binHz));
+    this.highBin = Math.min(fft / 2 - 1, Math.ceil(maxHz / binHz));
     // Half the width of a Hann window's main lobe (2 bins of the unpadded window), in bins.
     this.lobe = Math.ceil((2 * fft) / this.size);
-    this.minWindows = Math.ceil((options.minMs ?? 200) / WINDOW_MS);
-    this.tonality = options.tonality ?? 0.85;
-    this.minLevelDb = options.minLevelDb ?? -45;
+    this.minWindows = Math.ceil(minMs / WINDOW_MS);
+    this.tonality = tonality;
+    this.minLevelDb = minLevelDb;
     this.onWindow = options.onWindow;
     this.pending = new Int16Array(this.size);
   }

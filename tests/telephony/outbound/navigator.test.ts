@@ -5,7 +5,11 @@
 import { voice } from '@livekit/agents';
 import { afterEach, describe, expect, it } from 'vitest';
 import { farEndOf } from '../../../src/telephony/outbound/far-end.js';
-import { RecordingKeySender } from '../../../src/telephony/outbound/key-sender.js';
+import {
+  type DtmfRoom,
+  RecordingKeySender,
+  roomKeySender,
+} from '../../../src/telephony/outbound/key-sender.js';
 import {
   type IvrOutcome,
   type NavigateIvrOptions,
@@ -14,6 +18,7 @@ import {
 import { RecordingTransferer } from '../../../src/telephony/transfer.js';
 import { ScriptedLLM } from '../../../src/testing/scripted-llm.js';
 import { SimulatedCaller } from '../../../src/testing/simulated-caller.js';
+import { VirtualClock } from '../../../src/testing/virtual-clock.js';
 
 class Navigator extends voice.Agent {
   route: IvrOutcome | undefined;
@@ -185,6 +190,68 @@ describe('navigateIvr', () => {
     });
   });
 
+  it('refuses a bad bound before it waits on it, naming option and range; the boundaries pass', async () => {
+    const session = {} as voice.AgentSession; // never reached: the options are checked first
+    for (const [options, message] of [
+      [{ maxTurns: 0 }, 'maxTurns must be a whole number from 1 to 200 (got 0)'],
+      [{ maxTurns: 2.5 }, 'maxTurns must be a whole number from 1 to 200 (got 2.5)'],
+      [{ timeoutMs: 4_999 }, 'timeoutMs must be between 5000 and 3600000 ms (got 4999)'],
+      [
+        { timeoutMs: 30 * 86_400_000 },
+        'timeoutMs must be between 5000 and 3600000 ms (got 2592000000)',
+      ],
+      [{ maxRepeats: -1 }, 'maxRepeats must be a whole number from 0 to 10 (got -1)'],
+      [{ decideAfterMs: Number.NaN }, 'decideAfterMs must be between 500 and 60000 ms (got NaN)'],
+      [{ holdAfterMs: '15000' }, 'holdAfterMs must be between 1000 and 120000 ms (got "15000")'],
+      [{ maxHoldMs: 14_400_001 }, 'maxHoldMs must be between 10000 and 14400000 ms (got 14400001)'],
+      [{ maxModelCalls: 21 }, 'maxModelCalls must be a whole number from 0 to 20 (got 21)'],
+    ] as const) {
+      await expect(
+        navigateIvr(session, {
+          reach: 'billing',
+          keys: new RecordingKeySender(),
+          ...(options as object),
+        }),
+      ).rejects.toMatchObject({ code: 'invalid_argument', message: `navigateIvr: ${message}.` });
+    }
+
+    const shortest = await navigate({
+      reach: 'billing',
+      timeoutMs: 5_000,
+      maxTurns: 1,
+      maxRepeats: 0,
+      decideAfterMs: 500,
+      holdAfterMs: 1_000,
+      maxHoldMs: 10_000,
+      maxModelCalls: 0,
+    });
+    await shortest.caller.silence(4_999);
+    expect(shortest.agent.route).toBeUndefined();
+    await shortest.caller.silence(1);
+    expect(shortest.agent.route).toMatchObject({
+      status: 'timeout',
+      reason: 'not done within 5000 ms',
+    });
+    await shortest.caller.close();
+
+    const longest = await navigate({
+      reach: 'billing',
+      timeoutMs: 3_600_000,
+      maxTurns: 200,
+      maxRepeats: 10,
+      decideAfterMs: 60_000,
+      holdAfterMs: 120_000,
+      maxHoldMs: 14_400_000,
+      maxModelCalls: 20,
+    });
+    await longest.caller.say('For sales, press 1. For billing, press 2.');
+    expect(longest.agent.keys.sent).toEqual(['2']);
+    await longest.caller.silence(3_599_999);
+    expect(longest.agent.route).toBeUndefined();
+    await longest.caller.silence(1);
+    expect(longest.agent.route).toMatchObject({ status: 'timeout' });
+  });
+
   it('refuses answer keys that are not phone keys before anything is sent', async () => {
     let error: unknown;
     class Catch extends voice.Agent {
@@ -201,5 +268,46 @@ describe('navigateIvr', () => {
       llm: new ScriptedLLM(),
     });
     expect(error).toMatchObject({ code: 'invalid_argument', message: /12x4/ });
+  });
+});
+
+describe('roomKeySender', () => {
+  it('refuses a bad gapMs when made; keys go out 0 to 10,000 ms apart', async () => {
+    const clock = new VirtualClock();
+    const start = clock.now();
+    const pressed: Array<[string, number]> = [];
+    const room: DtmfRoom = {
+      localParticipant: {
+        publishDtmf: async (_code, digit) => {
+          pressed.push([digit, clock.now() - start]);
+        },
+      },
+    };
+    for (const [bad, got] of [
+      [-1, '-1'],
+      [Number.NaN, 'NaN'],
+      ['300', '"300"'],
+      [10_001, '10001'],
+      [30 * 86_400_000, '2592000000'],
+    ] as const) {
+      expect(() => roomKeySender(room, { gapMs: bad as number, clock })).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: `roomKeySender: gapMs must be between 0 and 10000 ms (got ${got}).`,
+        }),
+      );
+    }
+    await roomKeySender(room, { gapMs: 0, clock }).send('12');
+    expect(pressed).toEqual([
+      ['1', 0],
+      ['2', 0],
+    ]);
+    const slow = roomKeySender(room, { gapMs: 10_000, clock }).send('34');
+    await clock.advance(10_000);
+    await slow;
+    expect(pressed.slice(2)).toEqual([
+      ['3', 0],
+      ['4', 10_000],
+    ]);
   });
 });

@@ -84,6 +84,73 @@ describe.skipIf(missing)('ToneDetector', () => {
     const noise = await synth(1, ['whitenoise', 'vol', '0.2']);
     const detector = new ToneDetector(16_000);
     for (let i = 0; i < 120; i++) expect(detector.push(noise.samples)).toEqual([]);
-    expect(() => new ToneDetector(4000)).toThrow(RangeError);
+    expect(() => new ToneDetector(4000)).toThrow(
+      'ToneDetector: sampleRate must be a whole number from 8000 to 192000 (got 4000).',
+    );
+  });
+});
+
+/** A steady sine in silence, made here (no sox): `ms` of tone after 200 ms of quiet. */
+function sine(sampleRate: number, hz: number, ms: number): Int16Array {
+  const quiet = Math.round(sampleRate * 0.2);
+  const out = new Int16Array(quiet * 2 + Math.round((sampleRate * ms) / 1000));
+  for (let i = quiet; i < out.length - quiet; i++) {
+    out[i] = Math.round(8000 * Math.sin((2 * Math.PI * hz * i) / sampleRate));
+  }
+  return out;
+}
+
+describe('ToneDetector options', () => {
+  it('refuses a bad sample rate or option, naming it and its range; the boundaries pass', () => {
+    const refused = (sampleRate: unknown, options: object, message: string) =>
+      expect(() => new ToneDetector(sampleRate as number, options)).toThrow(
+        expect.objectContaining({ code: 'invalid_argument', message }),
+      );
+    refused(
+      44_100.5,
+      {},
+      'ToneDetector: sampleRate must be a whole number from 8000 to 192000 (got 44100.5).',
+    );
+    refused(
+      '16000',
+      {},
+      'ToneDetector: sampleRate must be a whole number from 8000 to 192000 (got "16000").',
+    );
+    refused(16_000, { minHz: -1 }, 'ToneDetector: minHz must be between 50 and 8000 (got -1).');
+    refused(
+      16_000,
+      { maxHz: Number.NaN },
+      'ToneDetector: maxHz must be between 50 and 8000 (got NaN).',
+    );
+    refused(16_000, { minMs: 10 }, 'ToneDetector: minMs must be between 20 and 10000 ms (got 10).');
+    refused(
+      16_000,
+      { minMs: 30 * 86_400_000 },
+      'ToneDetector: minMs must be between 20 and 10000 ms (got 2592000000).',
+    );
+    refused(
+      16_000,
+      { tonality: 1.5 },
+      'ToneDetector: tonality must be between 0.5 and 1 (got 1.5).',
+    );
+    refused(
+      16_000,
+      { minLevelDb: '-45' },
+      'ToneDetector: minLevelDb must be between -90 and 0 (got "-45").',
+    );
+    refused(
+      16_000,
+      { minHz: 1200, maxHz: 1000 },
+      'ToneDetector: minHz (1200) cannot be above maxHz (1000).',
+    );
+    for (const rate of [8_000, 192_000]) expect(new ToneDetector(rate).sampleRate).toBe(rate);
+    const widest = { minHz: 50, maxHz: 8_000, minMs: 20, tonality: 0.5, minLevelDb: -90 };
+    const detector = new ToneDetector(16_000, widest);
+    const found = [...detector.push(sine(16_000, 1000, 300)), ...detector.flush()];
+    expect(found).toHaveLength(1);
+    expect(found[0]!.hz).toBeGreaterThan(990);
+    expect(found[0]!.hz).toBeLessThan(1010);
+    const strictest = new ToneDetector(16_000, { minMs: 10_000, tonality: 1, minLevelDb: 0 });
+    expect([...strictest.push(sine(16_000, 1000, 300)), ...strictest.flush()]).toEqual([]);
   });
 });

@@ -3,7 +3,10 @@
 // and what happens when the line drops. The simulated caller plays the far end: its words
 // are the far end's transcripts, its `tone` the beep the audio tap would report.
 import type { voice } from '@livekit/agents';
+import type { CreateSipParticipantOptions } from 'livekit-server-sdk';
 import { afterEach, describe, expect, it } from 'vitest';
+import { callOut } from '../../../src/telephony/outbound/call-out.js';
+import { RecordingDialer, SipDialer } from '../../../src/telephony/outbound/dialer.js';
 import { farEndOf } from '../../../src/telephony/outbound/far-end.js';
 import { leaveVoicemail } from '../../../src/telephony/outbound/voicemail-drop.js';
 import type { SimulatedCaller } from '../../../src/testing/simulated-caller.js';
@@ -91,6 +94,122 @@ describe('callOut: who answered', () => {
     });
     caller = await startReminder(agent);
     expect(agent.answered).toMatchObject({ status, sipStatusCode: code, sipStatus: phrase });
+  });
+});
+
+describe('callOut and SipDialer options', () => {
+  it('callOut refuses a bad wait or ringing timeout before dialling, naming option and range', async () => {
+    const session = {} as voice.AgentSession; // never reached: the options are checked first
+    const dialer = new RecordingDialer();
+    for (const [options, message] of [
+      [{ noSpeechMs: -1 }, 'noSpeechMs must be between 1000 and 60000 ms (got -1)'],
+      [{ noSpeechMs: 60_001 }, 'noSpeechMs must be between 1000 and 60000 ms (got 60001)'],
+      [{ decideAfterMs: Number.NaN }, 'decideAfterMs must be between 500 and 30000 ms (got NaN)'],
+      [{ decideAfterMs: '3000' }, 'decideAfterMs must be between 500 and 30000 ms (got "3000")'],
+      [
+        { maxDetectMs: 30 * 86_400_000 },
+        'maxDetectMs must be between 1000 and 120000 ms (got 2592000000)',
+      ],
+      [
+        { ringingTimeoutMs: 1_500 },
+        'ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 1500)',
+      ],
+      [
+        { ringingTimeoutMs: 601_000 },
+        'ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 601000)',
+      ],
+    ] as const) {
+      await expect(
+        callOut(session, { dialer, to: '+15550123', ...(options as object) }),
+      ).rejects.toMatchObject({ code: 'invalid_argument', message: `callOut: ${message}.` });
+    }
+    expect(dialer.requests).toEqual([]);
+  });
+
+  it('callOut waits the shortest and the longest accepted values in full', async () => {
+    const shortest = new Reminder({
+      call: {
+        noSpeechMs: 1_000,
+        decideAfterMs: 500,
+        maxDetectMs: 120_000,
+        ringingTimeoutMs: 1_000,
+      },
+    });
+    caller = await startReminder(shortest);
+    expect(shortest.dialer.requests).toEqual([{ to: '+15550123', ringingTimeoutMs: 1_000 }]);
+    await caller.silence(999);
+    expect(shortest.answered).toBeUndefined();
+    await caller.silence(1);
+    expect(shortest.answered).toMatchObject({
+      status: 'answered',
+      reason: 'no words within 1000 ms of the answer',
+    });
+    await caller.close();
+    const longest = new Reminder({
+      call: {
+        noSpeechMs: 60_000,
+        decideAfterMs: 30_000,
+        maxDetectMs: 1_000,
+        ringingTimeoutMs: 600_000,
+      },
+    });
+    caller = await startReminder(longest);
+    await caller.silence(999);
+    expect(longest.answered).toBeUndefined();
+    await caller.silence(1);
+    expect(longest.answered).toMatchObject({
+      status: 'answered',
+      reason: 'no clear verdict within 1000 ms of the answer',
+    });
+  });
+
+  it('SipDialer refuses a bad maxCallDurationMs when built, and sends LiveKit whole seconds', async () => {
+    const sent: CreateSipParticipantOptions[] = [];
+    const dialer = (maxCallDurationMs: unknown) =>
+      new SipDialer({
+        roomName: 'r',
+        trunkId: 'ST_out',
+        maxCallDurationMs: maxCallDurationMs as number,
+        createClient: () => ({
+          createSipParticipant: async (_trunk, _number, _room, opts) => {
+            sent.push(opts!);
+            return { participantIdentity: 'callee' } as never;
+          },
+        }),
+      });
+    for (const [bad, got] of [
+      [0, '0'],
+      [-1_000, '-1000'],
+      [Number.NaN, 'NaN'],
+      [1_500, '1500'],
+      ['60000', '"60000"'],
+      [86_401_000, '86401000'],
+    ] as const) {
+      expect(() => dialer(bad)).toThrow(
+        expect.objectContaining({
+          code: 'invalid_argument',
+          message: `SipDialer: maxCallDurationMs must be a whole number of seconds from 1000 to 86400000 ms (got ${got}): LiveKit SIP counts call length in whole seconds.`,
+        }),
+      );
+    }
+    expect(await dialer(1_000).dial({ to: '+15550123', ringingTimeoutMs: 1_000 })).toMatchObject({
+      status: 'answered',
+    });
+    expect(
+      await dialer(86_400_000).dial({ to: '+15550123', ringingTimeoutMs: 600_000 }),
+    ).toMatchObject({ status: 'answered' });
+    expect(sent).toMatchObject([
+      { maxCallDuration: 1, ringingTimeout: 1 },
+      { maxCallDuration: 86_400, ringingTimeout: 600 },
+    ]);
+    // A dial keeps its contract (a typed result, never a throw) and says what is wrong.
+    expect(await dialer(undefined).dial({ to: '+15550123', ringingTimeoutMs: 2_500 })).toEqual({
+      status: 'failed',
+      to: '+15550123',
+      reason:
+        'SipDialer: ringingTimeoutMs must be a whole number of seconds from 1000 to 600000 ms (got 2500): LiveKit SIP counts ringing in whole seconds.',
+    });
+    expect(sent).toHaveLength(2);
   });
 });
 
