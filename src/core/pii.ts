@@ -151,14 +151,22 @@ const LOGGER_FIELDS = new Set(['level', 'time', 'pid', 'hostname', 'v']);
  * A JSON number of 16 digits or more: past 2^53, parsing would round it (a card logged as a
  * number would then no longer read as a card), so it is read as the string it was written as.
  */
-const LONG_NUMBER = /([:,[]\s*)(-?\d{16,})(?=\s*[,}\]])/g;
+const LONG_NUMBER = /"(?:[^"\\]|\\.)*"|([:,[]\s*)(-?\d{16,})(?=\s*[,}\]])/g;
+
+/** `line` with its long JSON numbers quoted; strings (which may hold such text) left as they are. */
+function quoteLongNumbers(line: string): string {
+  return line.replace(LONG_NUMBER, (match, before?: string, digits?: string) =>
+    digits === undefined ? match : `${before}"${digits}"`,
+  );
+}
 
 /**
- * Fewest digits a number-typed value needs to be taken for a card: 13- and 14-digit cards
- * are rare, a 13-digit number is most often a millisecond time (one in ten passes the Luhn
- * check). Registered secrets are masked in numbers of any length.
+ * Below this, a 13-digit number-typed value is read as a millisecond time (until the year
+ * 2065), never a card: one time in ten passes the Luhn check. 13-digit cards start with 4
+ * (4e12 and up), so they are still masked, as are 14 digits and more. Registered secrets are
+ * masked in numbers of any length.
  */
-const CARD_NUMBER_DIGITS = 15;
+const MS_TIME_BELOW = 3e12;
 
 /**
  * Masks one serialized log line (JSON, as upstream's logger writes it) value by value: card
@@ -174,7 +182,7 @@ export function maskLogLine(line: string): string {
   const ending = line.endsWith('\n') ? '\n' : '';
   let record: unknown;
   try {
-    record = JSON.parse(line.replace(LONG_NUMBER, '$1"$2"'));
+    record = JSON.parse(quoteLongNumbers(line));
   } catch {
     return maskPII(line);
   }
@@ -199,10 +207,9 @@ export function maskFields(value: unknown, depth = 0): unknown {
   if (typeof value === 'number' && Number.isInteger(value)) {
     // A card number or a PIN logged as a number is masked like its written form.
     const written = String(value);
-    const masked =
-      written.replace('-', '').length >= CARD_NUMBER_DIGITS
-        ? maskPII(written)
-        : maskSecrets(written);
+    const digits = written.replace('-', '').length;
+    const time = digits === 13 && Math.abs(value) < MS_TIME_BELOW;
+    const masked = digits >= 13 && !time ? maskPII(written) : maskSecrets(written);
     return masked === written ? value : masked;
   }
   if (value === null || typeof value !== 'object') return value;

@@ -7,8 +7,9 @@ import { noticeDeprecation } from '../core/deprecation.js';
 import { RETIRED_STATUS_NOTICE, RETIRED_TASK_STATUSES } from '../delegation/types.js';
 
 /**
- * `expected` (an `outcome:` as written) with each `status` that holds an old word where
- * `actual` holds its new one, at the same place, written in the new word; a notice for each.
+ * `expected` (an `outcome:` as written) with each task `status` (in an entry of a `tasks`
+ * list) that holds an old word where `actual` holds its new one, at the same place, written
+ * in the new word; a notice for each.
  * An old word anywhere else is left as it is (and matches nothing new).
  */
 export function inCurrentWords(actual: unknown, expected: unknown, where?: string): unknown {
@@ -22,6 +23,9 @@ export function inCurrentWords(actual: unknown, expected: unknown, where?: strin
 
 type Renamed = (path: string, old: string, now: string) => void;
 
+/** Where a task's snapshot sits in an outcome: an entry of a `tasks` list (todos and flows are not tasks). */
+const TASK_ENTRY = /(^|\.)tasks\[\d+\]$/;
+
 function walk(actual: unknown, expected: unknown, path: string, renamed: Renamed): unknown {
   if (Array.isArray(expected)) {
     if (!Array.isArray(actual)) return expected;
@@ -32,7 +36,7 @@ function walk(actual: unknown, expected: unknown, path: string, renamed: Renamed
   for (const [key, value] of Object.entries(expected)) {
     const at = path ? `${path}.${key}` : key;
     const now = typeof value === 'string' ? RETIRED_TASK_STATUSES.get(value) : undefined;
-    if (key === 'status' && now !== undefined && actual[key] === now) {
+    if (key === 'status' && TASK_ENTRY.test(path) && now !== undefined && actual[key] === now) {
       renamed(at, value as string, now);
       out[key] = now;
     } else {

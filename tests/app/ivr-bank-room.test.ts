@@ -264,6 +264,47 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     expect(sim.rooms.room(consult).deleted).toBe(true);
   });
 
+  it('warm: a move refused for a reason that may pass (an outage) keeps the caller on hold only until consultTimeoutMs', async () => {
+    sim.api.refuse = (call) => call.method === 'RoomService/MoveParticipant';
+    const model = bankModel((req) => {
+      if (req.lastToolOutput) return {}; // the move failed: nothing more to say
+      return /put (them|her) through/i.test(req.lastUserText ?? '')
+        ? { toolCalls: [{ name: 'connect_to_caller' }] }
+        : { toolCalls: [] };
+    });
+    const { name, job, caller, clock, result } = await startBank(
+      {
+        transfer: {
+          mode: 'warm',
+          warm: { sipTrunkId: 'ST_desk', holdAudio: null, consultTimeoutMs: 60_000 },
+        },
+      },
+      model,
+    );
+    const saying = caller.say('I need to talk to someone');
+    const consult = `${name}-human-agent`;
+    await sim.api.next('SIP/CreateSIPParticipant', consult);
+    await sim.drained();
+    sim.rooms.sendText(consult, 'human-agent-sip', 'Got it, put them through.');
+    await sim.api.next('RoomService/MoveParticipant', consult);
+    await sim.drained();
+    // Upstream hands the refusal back to the briefing model and waits: the hold is bounded.
+    await clock.advance(59_999);
+    expect(caller.agentLines).toEqual([MENU, HOLD]);
+    expect(sim.rooms.room(consult).deleted).toBe(false);
+    await clock.advance(1);
+    await saying;
+    await endedByDeletingRoom(job, name);
+    expect(caller.agentLines).toEqual([MENU, HOLD, SORRY]);
+    expect(result().outcome).toBe('ended');
+    const transfer = await lastTransfer(caller.session);
+    expect(transfer?.ok === false && transfer.reason).toMatch(
+      /^the warm transfer did not complete within 60 s/,
+    );
+    await sim.api.next('RoomService/DeleteRoom', consult);
+    expect(sim.rooms.room(consult).deleted).toBe(true);
+  });
+
   it('warm: a busy desk is a failed transfer: the caller hears it and the call ends normally', async () => {
     sim.api.onDial = () => ({ ok: false, status: 486, reason: 'Busy Here' });
     const { name, job, caller, result } = await startBank(

@@ -164,6 +164,32 @@ describe('numbers and keys in a JSON log line', () => {
     expect(JSON.parse(masked)).toMatchObject({ time: 1795696709611, paid: '***************4017' });
   });
 
+  it('leaves a long number inside a string as it is, so the line stays JSON and caller input stays masked', () => {
+    const end = beginSecretCapture();
+    try {
+      // A tool call's arguments, logged as one JSON string holding a 16-digit number and a PIN.
+      const line = `${JSON.stringify({
+        level: 20,
+        time: 1795696709611,
+        'lk.pii.arguments': '{"account": 1234567890123456, "pin": 4821}',
+        msg: 'executing tool',
+      })}\n`;
+      const record = JSON.parse(maskLogLine(line));
+      expect(record).toMatchObject({ time: 1795696709611, 'lk.pii.arguments': '****' });
+    } finally {
+      end();
+    }
+  });
+
+  it('masks 13- and 14-digit cards logged as numbers; a 13-digit millisecond time stays', () => {
+    // 4222222222222 (a 13-digit Visa test number) and 30569309025904 (14-digit Diners) pass Luhn.
+    const line = '{"level":30,"at":1795696709611,"visa":4222222222222,"diners":30569309025904}\n';
+    const record = JSON.parse(maskLogLine(line));
+    expect(record.at).toBe(1795696709611);
+    expect(String(record.visa)).not.toContain('422222222');
+    expect(String(record.diners)).not.toContain('3056930902');
+  });
+
   it('keeps a nested millisecond time a number (not a card), and masks a card used as a key', () => {
     const line = `${JSON.stringify({ level: 30, job: { at: 1795696709611 }, [CARD]: 'x', msg: CARD })}\n`;
     const record = JSON.parse(maskLogLine(line));

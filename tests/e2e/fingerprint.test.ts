@@ -58,12 +58,12 @@ function jittered(pcm: Pcm, rate: number, seed: number): Pcm {
   return { samples: Int16Array.from(out), sampleRate: 48_000 };
 }
 
-/** Long sentences, and two that share their first two thirds. */
+/** Long sentences, and two of one length that share their first two thirds. */
 const LONG = [
   "Hi, it's Sam in room 1204. I'm vegetarian, please remember that.",
   'Dinner at the Grill was 120 dollars for the four of us. With a 20 percent tip, how much each?',
-  'sorry, my number is four one five, five five five, zero one two three',
   'four one five, five five five, zero one nine nine',
+  'four one five, five five five, zero one two three',
 ];
 
 describe.skipIf(await espeakUnavailable())('the codec-surviving oracle', () => {

@@ -1,7 +1,8 @@
 /**
  * `callOut`: places an outbound call and says who answered — a person, a voicemail (that
  * takes a message or not), an IVR, or someone the rules could not place — or why nobody did
- * (busy, no answer, failed, with the SIP status). One awaited, typed outcome.
+ * (busy, no answer, failed, with the SIP status). One awaited, typed outcome; a bad option
+ * rejects with `invalid_argument` before anything is dialled.
  */
 import { voice } from '@livekit/agents';
 import { checkOptions, millis, type OptionTable } from '../../core/options.js';

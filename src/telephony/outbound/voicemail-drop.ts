@@ -7,6 +7,7 @@
  */
 import { voice } from '@livekit/agents';
 import { callOf } from '../../core/call.js';
+import { TasklineError } from '../../core/errors.js';
 import { checkOptions, millis, type OptionTable } from '../../core/options.js';
 import { logCall } from '../log.js';
 import { renderTemplate } from '../voicemail.js';
@@ -29,13 +30,13 @@ export type VoicemailResult =
 
 /** Which tones count as the beep. */
 export interface BeepOptions {
-  /** Default 400 Hz. */
+  /** Default 400 Hz (50–8,000, at most `maxHz`). */
   minHz?: number;
-  /** Default 2,000 Hz. */
+  /** Default 2,000 Hz (50–8,000). */
   maxHz?: number;
-  /** Shortest beep (default 200 ms). */
+  /** Shortest beep (default 200 ms; 200–10,000, at most `maxMs`). */
   minMs?: number;
-  /** Longest beep (default 4,000 ms; a longer tone is not a beep). */
+  /** Longest beep (default 4,000 ms, 200–60,000; a longer tone is not a beep). */
   maxMs?: number;
 }
 
@@ -64,13 +65,34 @@ const WAITS = {
   maxWaitMs: { range: millis(1_000, 600_000) },
 } as const satisfies OptionTable;
 
-/** What counts as a beep, with its accepted range. */
+/**
+ * What counts as a beep, with its accepted range: the far end's tone detector reports tones
+ * of 200 ms and more, so a shorter bound would change nothing.
+ */
 const BEEP = {
   minHz: { range: { min: 50, max: 8_000 } },
   maxHz: { range: { min: 50, max: 8_000 } },
-  minMs: { range: millis(10, 10_000) },
-  maxMs: { range: millis(10, 60_000) },
+  minMs: { range: millis(200, 10_000) },
+  maxMs: { range: millis(200, 60_000) },
 } as const satisfies OptionTable;
+
+/** Refuses a beep band no tone can fall in (a lower bound above its upper one). */
+function checkBeepBand(beep: BeepOptions | undefined): void {
+  for (const [low, high] of [
+    ['minHz', 'maxHz'],
+    ['minMs', 'maxMs'],
+  ] as const) {
+    const lo = beep?.[low];
+    const hi = beep?.[high];
+    if (lo !== undefined && hi !== undefined && lo > hi) {
+      throw new TasklineError(
+        'invalid_argument',
+        `leaveVoicemail: beep.${low} (${lo}) is above beep.${high} (${hi}), so no tone would count as the beep.`,
+        { option: `beep.${low}` },
+      );
+    }
+  }
+}
 
 class VoicemailTask extends FarEndTask<VoicemailResult> {
   private readonly message: string;
@@ -215,6 +237,7 @@ export async function leaveVoicemail(
   // A bad option is refused before the call waits on it (an unchecked wait could end at once).
   checkOptions(WAITS, options, { owner: 'leaveVoicemail' });
   checkOptions(BEEP, options.beep, { owner: 'leaveVoicemail', prefix: 'beep.' });
+  checkBeepBand(options.beep);
   const message = renderTemplate(template, vars);
   const result = await new VoicemailTask(message, options).run();
   const call = callOf(session);

@@ -97,7 +97,7 @@ export class CodecSurvivingOracle implements Recognizer {
       text,
       scores,
       voiced: features.voicedCount,
-      ...(text === '' ? { missed: segment } : {}),
+      ...(found.length === 0 ? { missed: segment } : {}),
     });
     return text;
   }
@@ -224,57 +224,78 @@ function sumsAt(
  */
 function bestMatch(segment: Features, utterance: Features): number {
   if (segment.voicedCount === 0 || utterance.voicedCount === 0) return 0;
-  const length = utterance.bands.length;
-  const parts = Math.max(MIN_PARTS, Math.round(length / PART_FRAMES));
-  // The best path so far, per offset of the last part aligned: its weighted evidence
-  // (correlation × frames, which adds up along a path) and its summed statistics.
-  let paths = new Map<number, { evidence: number; sums: Sums }>();
-  for (let p = 0; p < parts; p++) {
-    const from = Math.floor((length * p) / parts);
-    const to = Math.floor((length * (p + 1)) / parts);
-    const next = new Map(paths); // a part may be skipped: a silent one, or one not reached
-    const starts = paths.size === 0 ? [undefined] : [...paths.keys()];
-    const lowest = paths.size === 0 ? -to : Math.min(...starts.map((o) => o! - MAX_BACK));
-    const highest =
-      paths.size === 0 ? segment.bands.length : Math.max(...starts.map((o) => o! + MAX_GAP));
-    for (let offset = lowest; offset <= highest; offset++) {
-      const sums = sumsAt(segment, utterance, from, to, offset);
-      if (sums.pairs < Math.max(3, (to - from) * 0.25)) continue;
-      const r = correlation(sums);
-      // A part the segment does not carry counts as not heard, never as weak evidence: the
-      // coverage rule then keeps "…zero one two three" from passing for "…zero one nine nine".
-      if (r < PART_MIN_CORRELATION) continue;
-      const weighed = r * sums.pairs;
-      // The best earlier path this part may follow: it starts at most MAX_BACK frames
-      // before the end of that path's part, at most MAX_GAP after.
-      let before: { evidence: number; sums: Sums } | undefined;
-      if (paths.size === 0) before = { evidence: 0, sums: empty() };
-      else {
-        for (let q = offset - MAX_GAP; q <= offset + MAX_BACK; q++) {
-          const path = paths.get(q);
-          if (path && (!before || path.evidence > before.evidence)) before = path;
-        }
-      }
-      if (!before) continue;
-      const evidence = before.evidence + weighed;
-      const kept = next.get(offset);
-      if (kept && kept.evidence >= evidence) continue;
-      const total = { ...before.sums };
-      for (const key of Object.keys(total) as Array<keyof Sums>) total[key] += sums[key];
-      next.set(offset, { evidence, sums: total });
-    }
-    paths = next;
-  }
   const need = Math.max(
     10,
     utterance.voicedCount * MIN_COVERAGE,
     segment.voicedCount * MIN_COVERAGE,
   );
+  // Coverage can never be reached when one side has too few voiced frames for the other.
+  if (Math.min(utterance.voicedCount, segment.voicedCount) < need) return 0;
+  const length = utterance.bands.length;
+  const parts = Math.max(MIN_PARTS, Math.round(length / PART_FRAMES));
+  // The best path so far, per offset of the last part aligned: its weighted evidence
+  // (correlation × frames, which adds up along a path) and its summed statistics.
+  let paths = new Map<number, Path>();
+  for (let p = 0; p < parts; p++) {
+    const from = Math.floor((length * p) / parts);
+    const to = Math.floor((length * (p + 1)) / parts);
+    // Each path may pass this part by at its own offset: audio lost on the way (silence in
+    // the segment) costs nothing there, other audio counts against the match.
+    const next = new Map<number, Path>();
+    for (const [q, path] of paths) {
+      const here = sumsAt(segment, utterance, from, to, q);
+      next.set(q, here.pairs === 0 ? path : extend(path, here, false));
+    }
+    const starts = [...paths.keys()];
+    const lowest = paths.size === 0 ? -to : Math.min(...starts) - MAX_BACK;
+    const highest = paths.size === 0 ? segment.bands.length : Math.max(...starts) + MAX_GAP;
+    for (let offset = lowest; offset <= highest; offset++) {
+      const sums = sumsAt(segment, utterance, from, to, offset);
+      if (sums.pairs < Math.max(3, (to - from) * 0.25)) continue;
+      // A part aligned this poorly is not this part: it is passed by (above) instead.
+      if (correlation(sums) < PART_MIN_CORRELATION) continue;
+      // The best earlier path this part may follow: it starts at most MAX_BACK frames
+      // before that path's offset, at most MAX_GAP after.
+      let before: Path | undefined = paths.size === 0 ? START : undefined;
+      for (let q = offset - MAX_GAP; paths.size > 0 && q <= offset + MAX_BACK; q++) {
+        const path = paths.get(q);
+        if (path && (!before || path.evidence > before.evidence)) before = path;
+      }
+      if (!before) continue;
+      const path = extend(before, sums, true);
+      const kept = next.get(offset);
+      if (!kept || path.evidence > kept.evidence) next.set(offset, path);
+    }
+    paths = next;
+  }
   let best = 0;
   for (const { sums } of paths.values()) {
     if (sums.pairs >= need) best = Math.max(best, correlation(sums));
   }
   return best;
+}
+
+/** A way of lining the utterance's parts up with the segment, so far. */
+interface Path {
+  /** Correlation × voiced pairs, summed over the parts: what the DP maximises. */
+  evidence: number;
+  sums: Sums;
+}
+
+const START: Path = { evidence: 0, sums: empty() };
+
+/**
+ * `path` followed by `part`; a part passed by (`covers` false) weighs in the correlation but
+ * does not count towards coverage: different audio there is evidence against, never for.
+ */
+function extend(path: Path, part: Sums, covers: boolean): Path {
+  const sums = { ...path.sums };
+  for (const key of Object.keys(sums) as Array<keyof Sums>) {
+    if (key !== 'pairs' || covers) sums[key] += part[key];
+  }
+  // Passing a part by never earns evidence (the path would prefer it to aligning the part).
+  const r = correlation(part);
+  return { evidence: path.evidence + (covers ? r : Math.min(0, r)) * part.pairs, sums };
 }
 
 function bandEdges(): number[] {

@@ -228,6 +228,12 @@ describe('leaveVoicemail', () => {
     ).rejects.toMatchObject({
       message: 'leaveVoicemail: beep.minHz must be between 50 and 8000 (got NaN).',
     });
+    await expect(
+      leaveVoicemail(session, MESSAGE, {}, { beep: { minHz: 2_000, maxHz: 1_000 } }),
+    ).rejects.toMatchObject({
+      message:
+        'leaveVoicemail: beep.minHz (2000) is above beep.maxHz (1000), so no tone would count as the beep.',
+    });
   });
 
   it('speaks the message once, right after the beep, and hangs up', async () => {
