@@ -41,4 +41,6 @@ export interface Expectation {
   readonly phrases: readonly string[];
   /** Judges the caller's words so far (the whole utterance, as transcribed). Never throws. */
   judge(text: string): TurnJudgement;
+  /** True while the capture reads a value back and waits for the caller to confirm or correct it. */
+  readonly readingBack?: boolean;
 }

@@ -148,7 +148,7 @@ export const turnSchema = z.union([
     say: z.string().min(1).meta({ description: 'The caller says this.' }),
     unless_misheard: z.string().min(1).optional().meta({
       description:
-        'Audio mode: what the caller says instead when the agent misheard their previous answer (a caller who hears a wrong read-back says no, e.g. say: "yes", unless_misheard: "no"). Text mode always says \'say\'.',
+        'Audio mode: what the caller says instead when the agent reads back their previous answer, which it misheard (a caller who hears a wrong read-back says no, e.g. say: "yes", unless_misheard: "no"); a question asked again is answered with \'say\'. Text mode always says \'say\'.',
     }),
     ...speechOptions,
     ...turnExpect,

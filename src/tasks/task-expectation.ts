@@ -138,6 +138,7 @@ export function readBackExpectation<T>(
     task: spec.name,
     kind: state.kind === 'confirm' ? 'yesNo' : 'choice',
     phrases: state.kind === 'confirm' ? YES_NO_PHRASES : spoken,
+    readingBack: true,
     judge: (text) => {
       try {
         const reply = readBackReply(text, state, { parse: read, correct });

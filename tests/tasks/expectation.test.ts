@@ -163,6 +163,8 @@ describe('a pending read-back', () => {
     );
     caller.call.on('expecting', (e) => kinds.push(e?.kind));
     expect(caller.call.expectation).toMatchObject({ task: 'callback', kind: 'phone' });
+    // Asking is no read-back (an audio caller answers a question asked again as meant).
+    expect(caller.call.expectation?.readingBack).toBeUndefined();
     expect(
       judge(caller, [
         'my number is',
@@ -177,7 +179,7 @@ describe('a pending read-back', () => {
     await caller.say('four one five five five five zero one nine nine');
     expect(caller.agentLines.at(-1)).toBe('I have 4 1 5, 5 5 5, 0 1 9 9. Is that right?');
     const e = caller.call.expectation;
-    expect(e).toMatchObject({ task: 'callback', kind: 'yesNo' });
+    expect(e).toMatchObject({ task: 'callback', kind: 'yesNo', readingBack: true });
     expect(e?.phrases).toEqual(expect.arrayContaining(['yes', 'no']));
     expect(
       judge(caller, ['yes', 'no', 'no, the last four are 1 2 3 4', "no it's", 'hmm let me check']),

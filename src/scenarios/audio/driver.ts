@@ -243,7 +243,9 @@ export class AudioDriver implements CallDriver {
     const heardBefore = this.heard;
     if ('say' in turn) {
       const words =
-        turn.unless_misheard !== undefined && this.misheard() ? turn.unless_misheard : turn.say;
+        turn.unless_misheard !== undefined && this.readingBackMisheard()
+          ? turn.unless_misheard
+          : turn.say;
       endedAt = await this.say(words, turn);
       this.lastSpeechEndedAt = endedAt;
       await this.taken(heardBefore);
@@ -362,6 +364,15 @@ export class AudioDriver implements CallDriver {
    * scripted ones (compared as a recogniser writes them), as a caller listening to a read-back
    * would notice.
    */
+  /**
+   * The agent reads back a value now, and the caller's last words were misheard: the case a
+   * caller says no to. A question asked again after a misheard answer is no read-back: the
+   * caller answers it as they meant to.
+   */
+  private readingBackMisheard(): boolean {
+    return this.call.expectation?.readingBack === true && this.misheard();
+  }
+
   private misheard(): boolean {
     const last = this.utterances.at(-1)?.line;
     if (!last || this.masked.has(last)) return false;
