@@ -225,15 +225,18 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
     expect(sim.rooms.room(name).agents.size).toBe(0);
   });
 
-  it('warm: a server that cannot move the human (self-hosted: MoveParticipant not implemented) ends the transfer at the refusal: the caller is told, the human is hung up', async () => {
-    sim.api.moveImplemented = false;
+  /**
+   * A warm transfer (60 s bound) up to the server's answer to the move: the caller asked for
+   * someone, the desk was dialled and said yes, and the briefing model asked to connect.
+   */
+  async function warmMoveRefused() {
     const model = bankModel((req) => {
       if (req.lastToolOutput) return {}; // the move failed: nothing more to say
       return /put (them|her) through/i.test(req.lastUserText ?? '')
         ? { toolCalls: [{ name: 'connect_to_caller' }] }
         : { toolCalls: [] };
     });
-    const { name, job, caller, result } = await startBank(
+    const call = await startBank(
       {
         transfer: {
           mode: 'warm',
@@ -242,12 +245,18 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
       },
       model,
     );
-    const saying = caller.say('I need to talk to someone');
-    const consult = `${name}-human-agent`;
+    const saying = call.caller.say('I need to talk to someone');
+    const consult = `${call.name}-human-agent`;
     await sim.api.next('SIP/CreateSIPParticipant', consult);
     await sim.drained();
     sim.rooms.sendText(consult, 'human-agent-sip', 'Got it, put them through.');
     await sim.api.next('RoomService/MoveParticipant', consult);
+    return { ...call, saying, consult };
+  }
+
+  it('warm: a server that cannot move the human (self-hosted: MoveParticipant not implemented) ends the transfer at the refusal: the caller is told, the human is hung up', async () => {
+    sim.api.moveImplemented = false;
+    const { name, job, caller, result, saying, consult } = await warmMoveRefused();
     // No clock advance: the refusal is final on this server, so the hold ends now, not at
     // consultTimeoutMs (the move cannot succeed on a retry).
     await saying;
@@ -266,27 +275,7 @@ describe('ivr-bank in a LiveKit room: transfers keep the caller', () => {
 
   it('warm: a move refused for a reason that may pass (an outage) keeps the caller on hold only until consultTimeoutMs', async () => {
     sim.api.refuse = (call) => call.method === 'RoomService/MoveParticipant';
-    const model = bankModel((req) => {
-      if (req.lastToolOutput) return {}; // the move failed: nothing more to say
-      return /put (them|her) through/i.test(req.lastUserText ?? '')
-        ? { toolCalls: [{ name: 'connect_to_caller' }] }
-        : { toolCalls: [] };
-    });
-    const { name, job, caller, clock, result } = await startBank(
-      {
-        transfer: {
-          mode: 'warm',
-          warm: { sipTrunkId: 'ST_desk', holdAudio: null, consultTimeoutMs: 60_000 },
-        },
-      },
-      model,
-    );
-    const saying = caller.say('I need to talk to someone');
-    const consult = `${name}-human-agent`;
-    await sim.api.next('SIP/CreateSIPParticipant', consult);
-    await sim.drained();
-    sim.rooms.sendText(consult, 'human-agent-sip', 'Got it, put them through.');
-    await sim.api.next('RoomService/MoveParticipant', consult);
+    const { name, job, caller, clock, result, saying, consult } = await warmMoveRefused();
     await sim.drained();
     // Upstream hands the refusal back to the briefing model and waits: the hold is bounded.
     await clock.advance(59_999);
